@@ -1,0 +1,313 @@
+"""Changing the bench: endpoints, the roster's overrides, collections. Every change is logged."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from benchwarmers.bench.collections import suggest, validate_collection
+from benchwarmers.catalog.facts import listed_facts
+from benchwarmers.errors import Conflict, InvalidRequest, NotFound
+from benchwarmers.store import collections as collection_rows
+from benchwarmers.store import roster
+from benchwarmers.store import settings as setting_rows
+from benchwarmers.store.changes import record_change
+from benchwarmers.store.schema import alerts
+from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.listings import KINDS, fetch_listing
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.core import Bench
+
+ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+OVERRIDABLE = {"context": "context_window", "output": "output_cap", "family": "family", "free": "free"}
+
+
+def check_base_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidRequest(
+            f"base URL {url!r} is not an http(s) URL such as https://api.groq.com/openai/v1", param="base_url"
+        )
+    if parts.username or parts.password:
+        raise InvalidRequest("base URL must not carry a user:password; use --api-key-env", param="base_url")
+    return url.strip().rstrip("/")
+
+
+def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint as shown anywhere: the stored key only as its last four characters."""
+    return {
+        "name": row["name"], "base_url": row["base_url"], "kind": row["kind"],
+        "api_key_env": row["api_key_env"],
+        "api_key": f"…{row['api_key_last4']}" if row.get("api_key_last4") else None,
+        "free_tier": bool(row["free_tier"]), "enabled": bool(row["enabled"]),
+        "refreshed_at": row["refreshed_at"], "refresh_error": row["refresh_error"],
+    }
+
+
+class Admin:
+    def __init__(self, bench: Bench) -> None:
+        self.bench = bench
+
+    @property
+    def actor(self) -> str:
+        return self.bench.actor
+
+    # -- endpoints -----------------------------------------------------------------------------
+
+    async def add_endpoint(
+        self, name: str, base_url: str, kind: str = "openai", *, api_key_env: str | None = None,
+        api_key: str | None = None, free_tier: bool = False,
+    ) -> dict[str, Any]:
+        if not ENDPOINT_NAME.match(name):
+            raise InvalidRequest(
+                f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'", param="name"
+            )
+        url = check_base_url(base_url)
+        if kind not in KINDS:
+            raise InvalidRequest(f"kind {kind!r} is not known; kinds are: {', '.join(KINDS)}", param="kind")
+        if api_key_env and api_key:
+            raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
+        if api_key_env and not ENV_NAME.match(api_key_env):
+            raise InvalidRequest(f"{api_key_env!r} is not an environment variable name", param="api_key_env")
+        async with self.bench.write() as conn:
+            if await roster.get_endpoint(conn, name):
+                raise Conflict(f"endpoint {name!r} exists already; remove it first or pick another name",
+                               param="name", code="endpoint_exists")
+            values = {
+                "name": name, "base_url": url, "kind": kind, "api_key_env": api_key_env,
+                "api_key_enc": self.bench.secrets.encrypt(api_key) if api_key else None,
+                "api_key_last4": api_key[-4:] if api_key else None, "free_tier": free_tier, "enabled": True,
+            }
+            await roster.insert_endpoint(conn, **values)
+            row = await roster.get_endpoint(conn, name)
+            assert row is not None
+            await record_change(conn, actor=self.actor, subject="endpoint", name=name, action="create",
+                                after=endpoint_public(row))
+        return endpoint_public(row)
+
+    async def list_endpoints(self) -> list[dict[str, Any]]:
+        async with self.bench.read() as conn:
+            return [endpoint_public(r) for r in await roster.list_endpoints(conn)]
+
+    async def _endpoint(self, conn: Any, name: str) -> dict[str, Any]:
+        row = await roster.get_endpoint(conn, name)
+        if row is None:
+            names = [r["name"] for r in await roster.list_endpoints(conn)]
+            raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
+        return row
+
+    async def remove_endpoint(self, name: str) -> None:
+        async with self.bench.write() as conn:
+            row = await self._endpoint(conn, name)
+            await roster.delete_endpoint(conn, row["id"])
+            await record_change(conn, actor=self.actor, subject="endpoint", name=name, action="delete",
+                                before=endpoint_public(row))
+        self.bench.upstream.forget(name)
+
+    async def refresh_endpoint(self, name: str) -> dict[str, Any]:
+        """Read the endpoint's listing; record each model and what the listing says of it."""
+        snapshot = await self.bench.snapshot()
+        async with self.bench.read() as conn:
+            row = await self._endpoint(conn, name)
+        ref = snapshot.endpoints[name].ref if name in snapshot.endpoints else EndpointRef(
+            name=name, base_url=row["base_url"], api_key=None, kind=row["kind"])
+
+        async def fetch_json(method: str, url: str, body: Any | None) -> Any:
+            return await self.bench.upstream.request_json(ref, method, url, json=body)
+
+        try:
+            listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
+        except Exception as exc:  # a failed source keeps the last good facts
+            async with self.bench.write() as conn:
+                await roster.update_endpoint(conn, row["id"], refresh_error=str(exc)[:500])
+            raise
+        return await self._record_listing(row, listed)
+
+    async def _record_listing(self, endpoint: dict[str, Any], listed: list[Any]) -> dict[str, Any]:
+        now = time.time()
+        added = gone = went_paid = 0
+        async with self.bench.write() as conn:
+            existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
+            seen: set[str] = set()
+            for model in listed:
+                seen.add(model.model_id)
+                facts = listed_facts(model)
+                current = existing.get(model.model_id)
+                if current is None:
+                    pk = await roster.insert_model(
+                        conn, alias=f"{endpoint['name']}/{model.model_id}", endpoint_id=endpoint["id"],
+                        model_id=model.model_id,
+                    )
+                    added += 1
+                else:
+                    pk = current["id"]
+                    before = {f["fact"]: f["value"] for f in await roster.facts_of(conn, pk)
+                              if f["source"] == "listing"}
+                    if before.get("free") is True and facts.get("free") is False:
+                        went_paid += 1
+                        await conn.execute(alerts.insert().values(
+                            kind="went_paid", subject=current["alias"], created_at=now,
+                            message=f"{current['alias']} was free and now has a price; it leaves the "
+                                    "explorer pool until you acknowledge this alert"))
+                    await roster.update_model(conn, pk, gone=False, last_seen=now)
+                await roster.replace_source_facts(conn, pk, "listing", facts)
+            for model_id, row in existing.items():
+                if model_id not in seen and not row["gone"]:
+                    await roster.update_model(conn, row["id"], gone=True)
+                    gone += 1
+            await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
+            summary = {"listed": len(listed), "added": added, "gone": gone, "went_paid": went_paid}
+            await record_change(conn, actor=self.actor, subject="endpoint", name=endpoint["name"],
+                                action="refresh", after=summary)
+        return summary
+
+    # -- models ----------------------------------------------------------------------------------
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        snapshot = await self.bench.snapshot()
+        now = time.time()
+        return [model_public(m, now, snapshot.went_paid) for m in snapshot.models.values()]
+
+    async def model(self, alias: str) -> dict[str, Any]:
+        snapshot = await self.bench.snapshot()
+        model = snapshot.models.get(alias)
+        if model is None:
+            raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+        async with self.bench.read() as conn:
+            facts = await roster.facts_of(conn, model.pk)
+        data = model_public(model, time.time(), snapshot.went_paid)
+        data["sources"] = sorted(
+            ({"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]}
+             for f in facts), key=lambda f: (f["fact"], f["source"]),
+        )
+        return data
+
+    async def set_model(self, alias: str, **changes: Any) -> dict[str, Any]:
+        """Apply the user's overrides (None = leave as is)."""
+        before = await self.model(alias)
+        snapshot = await self.bench.snapshot()
+        model = snapshot.models[alias]
+        async with self.bench.write() as conn:
+            for option, fact in OVERRIDABLE.items():
+                value = changes.get(option)
+                if value is None:
+                    continue
+                if option in ("context", "output") and (not isinstance(value, int) or value <= 0):
+                    raise InvalidRequest(f"--{option} must be a positive number of tokens", param=option)
+                await roster.set_fact(conn, model.pk, fact, "override", value)
+            if changes.get("vision") is not None:
+                kinds = ["image", "text"] if changes["vision"] else ["text"]
+                await roster.set_fact(conn, model.pk, "input_kinds", "override", kinds)
+            if changes.get("enabled") is not None:
+                await roster.update_model(conn, model.pk, enabled=bool(changes["enabled"]))
+            after_facts = {k: v for k, v in changes.items() if v is not None}
+            await record_change(conn, actor=self.actor, subject="model", name=alias, action="update",
+                                before={k: before.get(k) for k in after_facts}, after=after_facts)
+        return await self.model(alias)
+
+    # -- collections --------------------------------------------------------------------------
+
+    async def list_collections(self) -> list[dict[str, Any]]:
+        async with self.bench.read() as conn:
+            return await collection_rows.list_collections(conn)
+
+    async def collection(self, name: str) -> dict[str, Any]:
+        async with self.bench.read() as conn:
+            found = await collection_rows.get_collection(conn, name)
+            if found is None:
+                names = [c["name"] for c in await collection_rows.list_collections(conn)]
+                raise NotFound(f"no collection named {name!r}.{suggest(name, names)}", param="name")
+            return found
+
+    async def _validate(self, data: dict[str, Any]) -> dict[str, Any]:
+        snapshot = await self.bench.snapshot()
+        return validate_collection(data, snapshot.models, snapshot.shapes)
+
+    async def add_collection(self, data: dict[str, Any]) -> dict[str, Any]:
+        clean = await self._validate(data)
+        async with self.bench.write() as conn:
+            if await collection_rows.get_collection(conn, clean["name"]):
+                raise Conflict(f"collection {clean['name']!r} exists already; use `collection edit`",
+                               param="name", code="collection_exists")
+            await collection_rows.insert_collection(conn, clean)
+            await record_change(conn, actor=self.actor, subject="collection", name=clean["name"],
+                                action="create", after=clean)
+        return clean
+
+    async def edit_collection(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+        before = await self.collection(name)
+        clean = await self._validate({**before, **{k: v for k, v in changes.items() if v is not None},
+                                      "name": name})
+        async with self.bench.write() as conn:
+            await collection_rows.update_collection(conn, name, {k: v for k, v in clean.items() if k != "name"})
+            await record_change(conn, actor=self.actor, subject="collection", name=name, action="update",
+                                before=before, after=clean)
+        return clean
+
+    async def remove_collection(self, name: str) -> None:
+        before = await self.collection(name)
+        async with self.bench.write() as conn:
+            await collection_rows.delete_collection(conn, name)
+            await record_change(conn, actor=self.actor, subject="collection", name=name, action="delete",
+                                before=before)
+
+    async def import_collections(self, items: list[dict[str, Any]]) -> dict[str, int]:
+        """Create or replace each collection; all or nothing."""
+        snapshot = await self.bench.snapshot()
+        clean = [validate_collection(item, snapshot.models, snapshot.shapes) for item in items]
+        created = updated = 0
+        async with self.bench.write() as conn:
+            for item in clean:
+                before = await collection_rows.get_collection(conn, item["name"])
+                if before is None:
+                    await collection_rows.insert_collection(conn, item)
+                    created += 1
+                elif {k: before[k] for k in item} != item:
+                    await collection_rows.update_collection(
+                        conn, item["name"], {k: v for k, v in item.items() if k != "name"})
+                    updated += 1
+                else:
+                    continue
+                await record_change(conn, actor=self.actor, subject="collection", name=item["name"],
+                                    action="create" if before is None else "update", before=before, after=item)
+        return {"created": created, "updated": updated, "unchanged": len(clean) - created - updated}
+
+    # -- gateway settings ----------------------------------------------------------------------
+
+    async def set_gateway(self, **values: Any) -> dict[str, Any]:
+        async with self.bench.write() as conn:
+            before = await setting_rows.gateway_limits(conn)
+            after = {**before, **{k: v for k, v in values.items() if v is not None}}
+            unknown = set(after) - set(setting_rows.GATEWAY_DEFAULTS)
+            if unknown:
+                raise InvalidRequest(f"unknown gateway setting(s): {', '.join(sorted(unknown))}")
+            await setting_rows.put_setting(conn, "gateway", after)
+            await record_change(conn, actor=self.actor, subject="setting", name="gateway", action="update",
+                                before=before, after=after)
+        return after
+
+
+def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+    status = "ok"
+    if model.gone:
+        status = "gone"
+    elif model.alias in went_paid:
+        status = "went paid"
+    elif model.retiring:
+        status = "retiring"
+    elif model.cooling(now):
+        status = "cooldown"
+    elif not model.enabled:
+        status = "disabled"
+    return {
+        "alias": model.alias, "endpoint": model.endpoint, "model_id": model.model_id,
+        "enabled": model.enabled, "status": status, "cooldown_until": model.cooldown_until,
+        "context_window": model.window, "output_cap": model.output_cap, "vision": model.vision,
+        "free": model.free, "family": model.family, "retiring": model.retiring,
+        "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
+    }
+

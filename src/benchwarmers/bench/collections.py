@@ -1,0 +1,114 @@
+"""Collections: validation rules (shared by CLI, API and dashboard) and the stored operations."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from benchwarmers.errors import InvalidRequest
+
+NAME = re.compile(r"^[a-z0-9-]+$")
+TAG = re.compile(r"^[a-z0-9-]+$")
+MAX_DESCRIPTION = 300
+MAX_TAGS = 8
+REPLIES = ("all", "merged")
+DEFAULT_MAX_EXPLORERS = 2
+DEFAULT_MAX_CALLS = 5
+
+
+def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
+    choices = list(choices)
+    found = difflib.get_close_matches(word, choices, n=n, cutoff=0.5)
+    # Also offer choices that merely contain the word (a model id without its endpoint prefix).
+    found += [c for c in choices if word and word.lower() in c.lower() and c not in found]
+    return found[:n]
+
+
+def suggest(word: str, choices: Iterable[str]) -> str:
+    found = close_matches(word, choices)
+    return f" Did you mean {', '.join(found)}?" if found else ""
+
+
+def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> dict[str, Any]:
+    """Check a collection as the user gave it; return it normalised. Raises InvalidRequest saying what."""
+    roster = set(roster)
+    name = str(data.get("name") or "")
+    if not NAME.match(name) or len(name) > 64:
+        raise InvalidRequest(
+            f"collection name {name!r} is not valid: use lower-case letters, digits and '-' (at most 64)",
+            param="name",
+        )
+    description = str(data.get("description") or "").strip()
+    if len(description) > MAX_DESCRIPTION:
+        raise InvalidRequest(
+            f"description is {len(description)} characters; at most {MAX_DESCRIPTION} are allowed",
+            param="description",
+        )
+    tags = [str(t).strip() for t in data.get("tags") or []]
+    if len(tags) > MAX_TAGS:
+        raise InvalidRequest(f"{len(tags)} tags given; at most {MAX_TAGS} are allowed", param="tags")
+    for tag in tags:
+        if not TAG.match(tag):
+            raise InvalidRequest(
+                f"tag {tag!r} is not one lower-case word (letters, digits, '-')", param="tags"
+            )
+    members = list(dict.fromkeys(str(m) for m in data.get("members") or []))
+    if not members:
+        raise InvalidRequest("a collection needs at least one member (--member ALIAS)", param="members")
+    for member in members:
+        if member not in roster:
+            raise InvalidRequest(
+                f"member {member!r} is not on the roster.{suggest(member, roster)} "
+                "See `benchwarmers model list`.",
+                param="members",
+            )
+    shape = data.get("shape") or None
+    shapes = list(shapes)
+    if shape is not None and shape not in shapes:
+        raise InvalidRequest(f"shape {shape!r} is not known; shapes are: {', '.join(shapes)}", param="shape")
+    reply = data.get("reply") or "all"
+    if reply not in REPLIES:
+        raise InvalidRequest(f"reply must be 'all' or 'merged', not {reply!r}", param="reply")
+    merger = data.get("merger") or None
+    if merger is not None and merger not in roster:
+        raise InvalidRequest(
+            f"merger {merger!r} is not on the roster.{suggest(merger, roster)}", param="merger"
+        )
+    limits: dict[str, int | None] = {}
+    for field in ("max_explorers", "max_calls"):
+        value = data.get(field)
+        if value is not None:
+            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 20:
+                raise InvalidRequest(f"{field} must be a whole number from 0 to 20", param=field)
+        limits[field] = value
+    return {
+        "name": name, "description": description, "tags": tags, "members": members, "shape": shape,
+        "reply": reply, "merger": merger, **limits,
+    }
+
+
+def explorer_seats(collection: dict[str, Any], defaults: dict[str, int]) -> int:
+    """Explorer seats a text request on this collection gets (GET /v1/models shows it)."""
+    max_explorers = collection.get("max_explorers")
+    max_calls = collection.get("max_calls")
+    if max_explorers is None:
+        max_explorers = defaults.get("max_explorers", DEFAULT_MAX_EXPLORERS)
+    if max_calls is None:
+        max_calls = defaults.get("max_calls", DEFAULT_MAX_CALLS)
+    return max(0, min(max_explorers, max_calls - len(collection["members"])))
+
+
+def catalogue_line(collection: dict[str, Any]) -> str:
+    tags = f" [{', '.join(collection['tags'])}]" if collection["tags"] else ""
+    description = collection["description"] or "(no description)"
+    return f"bench/{collection['name']}: {description}{tags}"
+
+
+def catalogue(collections: Iterable[dict[str, Any]]) -> str:
+    """Every collection's name, description and tags, for refusals that must teach a caller to choose."""
+    lines = [catalogue_line(c) for c in collections]
+    if not lines:
+        return "No collections exist yet: create one with `benchwarmers collection add`."
+    return "Collections: " + "; ".join(lines)

@@ -1,0 +1,143 @@
+"""The bench's working copy of its configuration: endpoints, models with effective facts, collections.
+
+Loaded once and reused for every request; reloaded only when the changes log has moved on
+(a CLI edit, a dashboard edit, another process learning something).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.catalog.facts import effective
+from benchwarmers.catalog.families import family_of
+from benchwarmers.store import collections as collection_rows
+from benchwarmers.store import roster
+from benchwarmers.store import settings as setting_rows
+from benchwarmers.store.changes import config_version
+from benchwarmers.store.secrets import SecretBox
+from benchwarmers.upstream.client import EndpointRef
+
+
+@dataclass(frozen=True)
+class EndpointView:
+    id: int
+    name: str
+    base_url: str
+    kind: str
+    free_tier: bool
+    enabled: bool
+    api_key_env: str | None
+    api_key_last4: str | None
+    ref: EndpointRef
+
+
+@dataclass(frozen=True)
+class ModelView:
+    pk: int
+    alias: str
+    endpoint: str
+    model_id: str
+    enabled: bool
+    gone: bool
+    cooldown_until: float | None
+    failure_streak: int
+    facts: dict[str, tuple[Any, str]]  # fact → (value, source), after the precedence rule
+    free_tier_endpoint: bool = False
+
+    def fact(self, name: str) -> Any:
+        found = self.facts.get(name)
+        return found[0] if found else None
+
+    @property
+    def window(self) -> int | None:
+        return self.fact("context_window")
+
+    @property
+    def output_cap(self) -> int | None:
+        return self.fact("output_cap")
+
+    @property
+    def vision(self) -> bool | None:
+        kinds = self.fact("input_kinds")
+        return None if kinds is None else "image" in kinds
+
+    @property
+    def free(self) -> bool | None:
+        override = self.facts.get("free")
+        if override and override[1] == "override":
+            return bool(override[0])
+        if self.free_tier_endpoint:
+            return True
+        return self.fact("free")
+
+    @property
+    def family(self) -> str | None:
+        return self.fact("family") or family_of(self.model_id)
+
+    @property
+    def retiring(self) -> bool:
+        return self.gone or bool(self.fact("deprecated"))
+
+    def cooling(self, now: float) -> bool:
+        return self.cooldown_until is not None and self.cooldown_until > now
+
+
+@dataclass
+class Snapshot:
+    version: int
+    endpoints: dict[str, EndpointView] = field(default_factory=dict)
+    models: dict[str, ModelView] = field(default_factory=dict)
+    collections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gateway: dict[str, Any] = field(default_factory=dict)
+    shapes: dict[str, str] = field(default_factory=dict)
+    went_paid: frozenset[str] = frozenset()
+    loaded_at: float = field(default_factory=time.time)
+
+
+def endpoint_key(row: dict[str, Any], secrets: SecretBox) -> str | None:
+    """The endpoint's API key: from its environment variable, else the stored (encrypted) one."""
+    if row.get("api_key_env"):
+        return os.environ.get(row["api_key_env"]) or None
+    if row.get("api_key_enc"):
+        return secrets.decrypt(row["api_key_enc"])
+    return None
+
+
+async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
+    version = await config_version(conn)
+    snapshot = Snapshot(version=version)
+    by_id: dict[int, EndpointView] = {}
+    for row in await roster.list_endpoints(conn):
+        view = EndpointView(
+            id=row["id"], name=row["name"], base_url=row["base_url"], kind=row["kind"],
+            free_tier=bool(row["free_tier"]), enabled=bool(row["enabled"]),
+            api_key_env=row["api_key_env"], api_key_last4=row["api_key_last4"],
+            ref=EndpointRef(
+                name=row["name"], base_url=row["base_url"], api_key=endpoint_key(row, secrets), kind=row["kind"]
+            ),
+        )
+        snapshot.endpoints[view.name] = view
+        by_id[view.id] = view
+    facts = roster.group_facts(await roster.all_facts(conn))
+    for row in await roster.list_models(conn):
+        by_source = {
+            source: {fact: value for fact, (value, _at) in values.items()}
+            for source, values in facts.get(row["id"], {}).items()
+        }
+        endpoint = by_id[row["endpoint_id"]]
+        snapshot.models[row["alias"]] = ModelView(
+            pk=row["id"], alias=row["alias"], endpoint=endpoint.name, model_id=row["model_id"],
+            enabled=bool(row["enabled"]) and endpoint.enabled, gone=bool(row["gone"]),
+            cooldown_until=row["cooldown_until"], failure_streak=row["failure_streak"] or 0,
+            facts=effective(by_source), free_tier_endpoint=endpoint.free_tier,
+        )
+    snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
+    snapshot.gateway = await setting_rows.gateway_limits(conn)
+    snapshot.shapes = await setting_rows.shapes(conn)
+    snapshot.went_paid = frozenset(await setting_rows.unacknowledged_subjects(conn, "went_paid"))
+    return snapshot

@@ -1,0 +1,102 @@
+"""The reply: markdown content with one section per seat, the `bench` object, SSE chunks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+SEAT_FIELDS = ("call", "seat", "alias", "status", "seconds", "answer", "error")
+
+
+def seat_public(outcome: Any) -> dict[str, Any]:
+    return {name: getattr(outcome, name) for name in SEAT_FIELDS}
+
+
+def verdict_hint(base_url: str, first_call: str | None) -> str:
+    example = {"call": first_call or "<call id>", "useful": True, "note": "", "real": [], "false": []}
+    return f"POST {base_url.rstrip('/')}/bench/verdict {orjson.dumps(example).decode()}"
+
+
+def render_markdown(panel_id: str, collection: str, seats: Sequence[dict[str, Any]],
+                    skipped: Sequence[dict[str, Any]], note: str | None = None) -> str:
+    """One section per seat: who, how it went, how long, and the call id to judge it by."""
+    lines = [f"# bench/{collection} · panel {panel_id}", ""]
+    if note:
+        lines += [f"> {note}", ""]
+    for seat in seats:
+        lines.append(f"## {seat['seat']} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
+        lines.append(f"call `{seat['call']}`")
+        lines.append("")
+        if seat["status"] == "ok":
+            lines.append(seat["answer"].strip())
+        elif seat["status"] == "empty":
+            lines.append("_(empty answer)_")
+        else:
+            lines.append(f"_error: {seat['error']}_")
+        lines.append("")
+    for skip in skipped:
+        lines.append(f"_skipped {skip['seat']} {skip['alias']}: {skip['why']}_")
+    if skipped:
+        lines.append("")
+    lines.append("Judge each answer you read: POST /bench/verdict with its call id.")
+    return "\n".join(lines)
+
+
+def sum_usage(usages: Sequence[dict[str, Any] | None]) -> dict[str, int]:
+    total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    for usage in usages:
+        if not usage:
+            continue
+        for key in total:
+            value = usage.get(key)
+            if isinstance(value, int):
+                total[key] += value
+    return total
+
+
+def completion(panel_id: str, model: str, created: float, content: str, usage: dict[str, int],
+               bench: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-{panel_id}",
+        "object": "chat.completion",
+        "created": int(created),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop",
+             "logprobs": None}
+        ],
+        "usage": usage,
+        "bench": bench,
+    }
+
+
+def _chunk(reply: dict[str, Any], delta: dict[str, Any], finish: str | None,
+           extra: dict[str, Any] | None = None) -> bytes:
+    chunk: dict[str, Any] = {
+        "id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
+        "model": reply["model"],
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
+        "usage": None,
+    }
+    if extra:
+        chunk.update(extra)
+    return b"data: " + orjson.dumps(chunk) + b"\n\n"
+
+
+def stream_chunks(reply: dict[str, Any], include_usage: bool) -> list[bytes]:
+    """The whole reply as SSE: one content chunk carrying `bench`, the finish chunk, usage, [DONE]."""
+    content = reply["choices"][0]["message"]["content"]
+    chunks = [
+        _chunk(reply, {"role": "assistant", "content": content}, None, {"bench": reply["bench"]}),
+        _chunk(reply, {}, "stop"),
+    ]
+    if include_usage:
+        usage_chunk = {
+            "id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
+            "model": reply["model"], "choices": [], "usage": reply["usage"],
+        }
+        chunks.append(b"data: " + orjson.dumps(usage_chunk) + b"\n\n")
+    chunks.append(b"data: [DONE]\n\n")
+    return chunks

@@ -1,0 +1,143 @@
+"""Reading a panel request: which collection, which options, how big. Pure functions."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from benchwarmers.errors import InvalidRequest
+
+PREFIX = "bench/"
+SUFFIXES = ("merged", "all")
+TOKENS_PER_IMAGE = 2_500
+
+
+@dataclass(frozen=True)
+class BenchOptions:
+    """The `"bench": {...}` object a caller may send beside the OpenAI fields."""
+
+    reply: str | None = None
+    nominees: tuple[str, ...] = ()
+    shape: str | None = None
+
+
+@dataclass(frozen=True)
+class ModelName:
+    collection: str
+    suffix: str | None  # "merged" | "all" | None
+
+
+@dataclass
+class Content:
+    """What the messages hold: text size and image URLs (counted once, used for estimate and seating)."""
+
+    text_chars: int = 0
+    image_urls: list[str] = field(default_factory=list)
+
+
+def parse_model_name(model: Any) -> ModelName | None:
+    """`bench/<name>[:merged|:all]` → its parts; None when it is not a bench model name at all."""
+    if not isinstance(model, str) or not model.startswith(PREFIX):
+        return None
+    name, _, suffix = model[len(PREFIX):].partition(":")
+    if suffix and suffix not in SUFFIXES:
+        raise InvalidRequest(
+            f"model {model!r} has an unknown suffix ':{suffix}'; use ':merged' or ':all'", param="model"
+        )
+    return ModelName(collection=name, suffix=suffix or None)
+
+
+def parse_options(body: dict[str, Any]) -> BenchOptions:
+    raw = body.get("bench")
+    if raw is None:
+        return BenchOptions()
+    if not isinstance(raw, dict):
+        raise InvalidRequest('"bench" must be an object such as {"reply": "merged"}', param="bench")
+    unknown = set(raw) - {"reply", "with", "shape"}
+    if unknown:
+        raise InvalidRequest(
+            f"unknown bench option(s): {', '.join(sorted(unknown))}; known: reply, with, shape", param="bench"
+        )
+    reply = raw.get("reply")
+    if reply is not None and reply not in SUFFIXES:
+        raise InvalidRequest("bench.reply must be 'all' or 'merged'", param="bench.reply")
+    nominees = raw.get("with") or []
+    if isinstance(nominees, str):
+        nominees = [nominees]
+    if not isinstance(nominees, list) or not all(isinstance(n, str) and n for n in nominees):
+        raise InvalidRequest("bench.with must be a list of model aliases", param="bench.with")
+    shape = raw.get("shape")
+    if shape is not None and not isinstance(shape, str):
+        raise InvalidRequest("bench.shape must be a string such as 'review'", param="bench.shape")
+    return BenchOptions(reply=reply, nominees=tuple(dict.fromkeys(nominees)), shape=shape or None)
+
+
+def check_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequest("messages must be a non-empty list of chat messages", param="messages")
+    for index, message in enumerate(messages):
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str):
+            raise InvalidRequest(f"messages[{index}] must be an object with a role", param="messages")
+    return messages
+
+
+def read_content(messages: list[dict[str, Any]]) -> Content:
+    """Count text characters (system text included) and collect image URLs, refusing unsafe ones."""
+    content = Content()
+    for index, message in enumerate(messages):
+        value = message.get("content")
+        if isinstance(value, str):
+            content.text_chars += len(value)
+        elif isinstance(value, list):
+            for part in value:
+                if not isinstance(part, dict):
+                    continue
+                kind = part.get("type")
+                if kind == "text" and isinstance(part.get("text"), str):
+                    content.text_chars += len(part["text"])
+                elif kind == "image_url":
+                    url = _image_url(part)
+                    check_image_url(url, index)
+                    content.image_urls.append(url)
+    return content
+
+
+def _image_url(part: dict[str, Any]) -> str:
+    image = part.get("image_url")
+    url = image.get("url") if isinstance(image, dict) else image
+    if not isinstance(url, str):
+        raise InvalidRequest("an image_url part needs image_url.url", param="messages")
+    return url
+
+
+def check_image_url(url: str, index: int) -> None:
+    """Only https:// and data:image/...;base64 reach a model; the gateway never fetches either."""
+    if url.startswith("data:"):
+        head = url[5:60].lower()
+        if head.startswith("image/") and ";base64," in url[:200]:
+            return
+        raise InvalidRequest(
+            f"messages[{index}]: a data URL image must be data:image/...;base64,...", param="messages"
+        )
+    parts = urlsplit(url[:2048])
+    if parts.scheme == "https" and parts.hostname:
+        return
+    shown = f"{parts.scheme}:" if parts.scheme else "a relative URL"
+    raise InvalidRequest(
+        f"messages[{index}]: image URL scheme {shown} is refused; send an https:// URL "
+        "or a data:image/...;base64 URL",
+        param="messages",
+    )
+
+
+def estimate_tokens(text_chars: int, images: int) -> int:
+    """characters / 4 plus 10% (errs high), plus 2,500 per image."""
+    return math.ceil(text_chars / 4 * 1.1) + TOKENS_PER_IMAGE * images
+
+
+def reply_mode(options: BenchOptions, name: ModelName, collection_reply: str) -> str:
+    """The request's bench.reply, else the model-name suffix, else the collection's own."""
+    return options.reply or name.suffix or collection_reply

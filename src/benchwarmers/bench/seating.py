@@ -1,0 +1,182 @@
+"""Who sits on a panel: members, then nominees, then explorers chosen by staleness.
+
+Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as `rng`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from benchwarmers.bench.stats import thompson_draw
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What seating needs to know about one model, for one shape."""
+
+    alias: str
+    family: str | None = None
+    free: bool | None = None  # None = unknown (not free for explorers)
+    enabled: bool = True
+    retiring: bool = False
+    went_paid: bool = False  # unacknowledged went-paid alert
+    cooldown_until: float | None = None  # epoch seconds
+    window: int | None = None  # None = unknown
+    vision: bool | None = None  # None = unknown
+    last_seated: float | None = None  # last time seated on this shape; None = never
+    useful: int = 0  # verdicts on this shape
+    not_useful: int = 0
+
+
+@dataclass(frozen=True)
+class Seat:
+    kind: str  # "member" | "nominee" | "explorer"
+    index: int  # 1-based per kind
+    alias: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    seat: str  # the kind the model would have sat as: "member" | "nominee"
+    alias: str
+    why: str
+
+
+@dataclass(frozen=True)
+class SeatPlan:
+    seats: tuple[Seat, ...]
+    skipped: tuple[Skipped, ...]
+
+
+def explorer_count(seated: int, max_explorers: int = 2, max_calls: int = 5) -> int:
+    """Explorer seats left once `seated` members and nominees are in."""
+    return max(0, min(max_explorers, max_calls - seated))
+
+
+def too_small(members: Sequence[Candidate], estimate: int) -> list[Candidate]:
+    """Members whose known window cannot hold the prompt (unknown windows never refuse)."""
+    return [m for m in members if m.window is not None and m.window < estimate]
+
+
+def family_of(candidate: Candidate) -> str:
+    """A model's family for exclusion; without one, the model is its own family."""
+    family = (candidate.family or "").strip()
+    return (family or candidate.alias).casefold()
+
+
+def _vision_gap(candidate: Candidate) -> str | None:
+    if candidate.vision is True:
+        return None
+    return "cannot take images" if candidate.vision is False else "not known to take images"
+
+
+def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
+    return (
+        c.enabled
+        and c.free is True
+        and not c.went_paid
+        and not c.retiring
+        and (c.cooldown_until is None or c.cooldown_until <= now)
+        and (c.window is None or c.window >= estimate)
+        and (not images or c.vision is True)
+    )
+
+
+def _staleness_order(
+    pool: Sequence[Candidate], draws: dict[str, float] | None, rng: random.Random
+) -> list[Candidate]:
+    """Never seated first, then oldest last seating; ties by draw (higher first) or at random."""
+    # Sorted by alias first so the outcome depends on the seed, not the pool's order.
+    ordered = sorted(pool, key=lambda c: c.alias)
+    tiebreak = {c.alias: (-draws[c.alias] if draws is not None else rng.random()) for c in ordered}
+    return sorted(
+        ordered,
+        key=lambda c: (
+            c.last_seated is not None,
+            c.last_seated if c.last_seated is not None else 0.0,
+            tiebreak[c.alias],
+        ),
+    )
+
+
+def _pick_explorers(
+    pool: Sequence[Candidate],
+    slots: int,
+    taken_families: set[str],
+    *,
+    rng: random.Random,
+    epsilon: float,
+) -> list[Candidate]:
+    open_pool = [c for c in pool if family_of(c) not in taken_families]
+    if slots <= 0 or not open_pool:
+        return []
+    # Evidence enters only when epsilon > 0: epsilon 0 is pure staleness plus chance.
+    draws = None
+    if epsilon > 0:
+        draws = {
+            c.alias: thompson_draw(c.useful, c.not_useful, rng)
+            for c in sorted(open_pool, key=lambda c: c.alias)
+        }
+    stale = _staleness_order(open_pool, draws, rng)
+    chosen: list[Candidate] = []
+    families = set(taken_families)
+    for _ in range(slots):
+        remaining = [c for c in stale if family_of(c) not in families]
+        if not remaining:
+            break
+        if draws is not None and rng.random() < epsilon:
+            pick = max(remaining, key=lambda c: (draws[c.alias], c.alias))
+        else:
+            pick = remaining[0]
+        chosen.append(pick)
+        families.add(family_of(pick))
+    return chosen
+
+
+def plan_seats(
+    members: Sequence[Candidate],
+    nominees: Sequence[Candidate],
+    pool: Sequence[Candidate],
+    *,
+    estimate: int,
+    images: bool,
+    max_explorers: int,
+    max_calls: int,
+    now: float,
+    rng: random.Random,
+    epsilon: float = 0.0,
+) -> SeatPlan:
+    """Seat members, then nominees, then explorers from `pool` for one request."""
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError("epsilon must be in [0, 1]")
+    seats: list[Seat] = []
+    skipped: list[Skipped] = []
+    # Every alias already considered, seated or skipped, so it is seated or listed once.
+    considered: set[str] = set()
+    families: set[str] = set()
+    for kind, group in (("member", members), ("nominee", nominees)):
+        index = 0
+        for cand in group:
+            if cand.alias in considered:
+                continue
+            considered.add(cand.alias)
+            gap = _vision_gap(cand) if images else None
+            if gap:
+                skipped.append(Skipped(kind, cand.alias, gap))
+                continue
+            index += 1
+            seats.append(Seat(kind, index, cand.alias))
+            families.add(family_of(cand))
+
+    slots = explorer_count(len(seats), max_explorers, max_calls)
+    eligible: dict[str, Candidate] = {}
+    for cand in pool:
+        if cand.alias in considered or cand.alias in eligible:
+            continue
+        if _eligible(cand, estimate=estimate, images=images, now=now):
+            eligible[cand.alias] = cand
+    explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon)
+    seats.extend(Seat("explorer", i, c.alias) for i, c in enumerate(explorers, start=1))
+    return SeatPlan(tuple(seats), tuple(skipped))

@@ -1,0 +1,30 @@
+"""The `benchwarmers` command."""
+
+from __future__ import annotations
+
+import typer
+
+from benchwarmers import __version__
+from benchwarmers.cli import ask, collections, endpoints, models, serve, verdicts
+
+app = typer.Typer(
+    help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
+    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+)
+app.command("serve")(serve.serve)
+app.command("ask")(ask.ask)
+app.command("verdict")(verdicts.verdict)
+app.command("export")(verdicts.export)
+app.add_typer(endpoints.app, name="endpoint")
+app.add_typer(models.app, name="model")
+app.add_typer(collections.app, name="collection")
+
+
+@app.command("version")
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,82 @@
+"""`benchwarmers ask`: run a panel through a running bench, like any other caller."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import orjson
+import typer
+from rich.markdown import Markdown
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from benchwarmers.cli.common import console, err_console, fail, load_settings, print_json, table
+
+
+def ask(
+    model: str = typer.Argument(..., help="a collection, e.g. bench/reviewers"),
+    prompt: str = typer.Argument(..., help="one self-contained prompt"),
+    with_: list[str] = typer.Option(None, "--with", help="also seat this model alias (repeat)"),
+    merged: bool = typer.Option(False, "--merged", help="ask for one merged answer"),
+    shape: str = typer.Option(None, "--shape", help="task shape, e.g. review"),
+    as_json: bool = typer.Option(False, "--json", help="print the raw reply"),
+) -> None:
+    """Ask a collection; show every seat's answer and the call ids to judge."""
+    settings = load_settings()
+    if not model.startswith("bench/"):
+        model = f"bench/{model}"
+    options: dict[str, Any] = {}
+    if with_:
+        options["with"] = with_
+    if merged:
+        options["reply"] = "merged"
+    if shape:
+        options["shape"] = shape
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    if options:
+        body["bench"] = options
+    headers = {"content-type": "application/json"}
+    if settings.key:
+        headers["authorization"] = f"Bearer {settings.key}"
+    url = settings.url.rstrip("/") + "/v1/chat/completions"
+    try:
+        with Progress(SpinnerColumn(), TextColumn(f"asking {model}"), TimeElapsedColumn(),
+                      console=err_console, transient=True) as progress:
+            progress.add_task("ask", total=None)
+            with httpx2.Client(timeout=httpx2.Timeout(900, connect=5), trust_env=False) as client:
+                response = client.post(url, content=orjson.dumps(body), headers=headers)
+    except httpx2.ConnectError:
+        raise fail(f"no bench is answering at {settings.url}; start one with `benchwarmers serve` "
+                   "or set BENCHWARMERS_URL") from None
+    except httpx2.TimeoutException:
+        raise fail(f"the bench at {settings.url} did not answer in time") from None
+    try:
+        reply = response.json()
+    except ValueError:
+        raise fail(f"{url} answered {response.status_code} with a body that is not JSON") from None
+    if response.status_code != 200:
+        message = reply.get("error", {}).get("message") if isinstance(reply, dict) else None
+        raise fail(f"{response.status_code}: {message or response.text[:300]}")
+    if as_json:
+        print_json(reply)
+        return
+    show_reply(reply)
+
+
+def show_reply(reply: dict[str, Any]) -> None:
+    bench = reply["bench"]
+    console.print(f"{bench['collection']} · panel {bench['panel']} · shape {bench['shape']} ({bench['shape_by']})",
+                  markup=False)
+    if bench.get("merger"):
+        console.print(Markdown(reply["choices"][0]["message"]["content"]))
+    for seat in bench["seats"]:
+        console.rule(f"{seat['seat']} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
+        if seat["status"] == "ok":
+            console.print(Markdown(seat["answer"]))
+        else:
+            console.print(seat["error"] or "(empty answer)", markup=False)
+    for skip in bench.get("skipped", []):
+        console.print(f"skipped {skip['seat']} {skip['alias']}: {skip['why']}", markup=False)
+    table("call ids", ["call", "alias", "status"],
+          [(s["call"], s["alias"], s["status"]) for s in bench["seats"]])
+    console.print("judge each: benchwarmers verdict CALL --useful|--not-useful [--note ...]", markup=False)

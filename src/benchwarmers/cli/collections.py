@@ -1,0 +1,131 @@
+"""`benchwarmers collection ...`: named groups of models, served as `bench/<name>`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import typer
+
+from benchwarmers.bench.collections import explorer_seats
+from benchwarmers.bench.core import Bench
+from benchwarmers.cli.common import console, fail, print_json, table, with_bench
+
+app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
+
+EXPORT_FIELDS = ("name", "description", "tags", "members", "shape", "reply", "merger", "max_explorers",
+                 "max_calls")
+
+
+def _public(collection: dict[str, Any]) -> dict[str, Any]:
+    return {field: collection[field] for field in EXPORT_FIELDS}
+
+
+def _options(
+    member: list[str] | None, description: str | None, tag: list[str] | None, shape: str | None,
+    reply: str | None, merger: str | None, max_explorers: int | None, max_calls: int | None,
+) -> dict[str, Any]:
+    return {
+        "members": member or None, "description": description, "tags": tag or None, "shape": shape,
+        "reply": reply, "merger": merger, "max_explorers": max_explorers, "max_calls": max_calls,
+    }
+
+
+MEMBER = typer.Option(None, "--member", help="model alias (repeat for each member)")
+DESCRIPTION = typer.Option(None, "--description", help="what the collection is for (≤ 300 characters)")
+TAG = typer.Option(None, "--tag", help="lower-case word (repeat, at most 8)")
+SHAPE = typer.Option(None, "--shape", help="task shape, e.g. review (default: decided per request)")
+REPLY = typer.Option(None, "--reply", help="all (every answer) or merged (one merged answer)")
+MERGER = typer.Option(None, "--merger", help="model alias that merges answers in merged mode")
+MAX_EXPLORERS = typer.Option(None, "--max-explorers", help="explorer seats at most (default 2)")
+MAX_CALLS = typer.Option(None, "--max-calls", help="seats at most, members included (default 5)")
+
+
+@app.command("add")
+@with_bench
+async def add(
+    bench: Bench, name: str = typer.Argument(...), member: list[str] = MEMBER, description: str = DESCRIPTION,
+    tag: list[str] = TAG, shape: str = SHAPE, reply: str = REPLY, merger: str = MERGER,
+    max_explorers: int = MAX_EXPLORERS, max_calls: int = MAX_CALLS,
+) -> None:
+    """Create a collection."""
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
+    created = await bench.admin.add_collection({"name": name, **options})
+    snapshot = await bench.snapshot()
+    console.print(
+        f"created bench/{created['name']}: {len(created['members'])} member(s) + "
+        f"{explorer_seats(created, snapshot.gateway)} explorer seat(s)", markup=False)
+
+
+@app.command("edit")
+@with_bench
+async def edit(
+    bench: Bench, name: str = typer.Argument(...), member: list[str] = MEMBER, description: str = DESCRIPTION,
+    tag: list[str] = TAG, shape: str = SHAPE, reply: str = REPLY, merger: str = MERGER,
+    max_explorers: int = MAX_EXPLORERS, max_calls: int = MAX_CALLS,
+) -> None:
+    """Change a collection (only the options given change; --member replaces the member list)."""
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
+    edited = await bench.admin.edit_collection(name, options)
+    console.print(f"updated bench/{edited['name']}", markup=False)
+
+
+@app.command("list")
+@with_bench
+async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List collections."""
+    collections = await bench.admin.list_collections()
+    if as_json:
+        print_json([_public(c) for c in collections])
+        return
+    snapshot = await bench.snapshot()
+    rows = [
+        (f"bench/{c['name']}", ", ".join(c["members"]), explorer_seats(c, snapshot.gateway), c["shape"] or "auto",
+         c["reply"], c["description"])
+        for c in collections
+    ]
+    table(None, ["model", "members", "explorers", "shape", "reply", "description"], rows)
+
+
+@app.command("show")
+@with_bench
+async def show(bench: Bench, name: str = typer.Argument(...)) -> None:
+    """Show one collection as JSON."""
+    print_json(_public(await bench.admin.collection(name)))
+
+
+@app.command("remove")
+@with_bench
+async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
+    """Delete a collection (its recorded panels stay)."""
+    await bench.admin.remove_collection(name)
+    console.print(f"removed bench/{name}", markup=False)
+
+
+@app.command("export")
+@with_bench
+async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
+    """Export every collection as JSON (import reads the same file back)."""
+    data = [_public(c) for c in await bench.admin.list_collections()]
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
+    if file is None:
+        console.file.write(text)
+    else:
+        file.write_text(text)
+        console.print(f"exported {len(data)} collection(s) to {file}", markup=False)
+
+
+@app.command("import")
+@with_bench
+async def import_(bench: Bench, file: Path = typer.Argument(..., help="a file written by `collection export`")) -> None:
+    """Create or replace collections from an exported JSON file (all or nothing)."""
+    try:
+        data = orjson.loads(file.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise fail(f"{file} is not JSON: {exc.msg}") from None
+    if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
+        raise fail(f"{file} must hold a JSON list of collections, as `collection export` writes")
+    result = await bench.admin.import_collections(data)
+    console.print(f"imported: {result['created']} created, {result['updated']} updated, "
+                  f"{result['unchanged']} unchanged", markup=False)

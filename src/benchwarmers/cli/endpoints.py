@@ -1,0 +1,84 @@
+"""`benchwarmers endpoint ...`: the providers the bench may call."""
+
+from __future__ import annotations
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from benchwarmers.bench.core import Bench
+from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+from benchwarmers.upstream.failures import UpstreamFailure
+from benchwarmers.upstream.listings import KINDS
+
+app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
+
+
+@app.command("add")
+@with_bench
+async def add(
+    bench: Bench,
+    name: str = typer.Argument(..., help="a short name; models become <name>/<model id>"),
+    base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"),
+    kind: str = typer.Option("openai", "--kind", help=f"listing format: {', '.join(KINDS)}"),
+    api_key_env: str = typer.Option(None, "--api-key-env", help="environment variable holding the API key"),
+    api_key: str = typer.Option(None, "--api-key", help="API key to store encrypted (prefer --api-key-env)"),
+    free_tier: bool = typer.Option(False, "--free-tier", help="calls through this endpoint cost nothing"),
+) -> None:
+    """Register a provider endpoint."""
+    endpoint = await bench.admin.add_endpoint(
+        name, base_url, kind, api_key_env=api_key_env, api_key=api_key, free_tier=free_tier
+    )
+    key = endpoint["api_key"] or (f"${endpoint['api_key_env']}" if endpoint["api_key_env"] else "no key")
+    console.print(f"added endpoint {name} ({kind}, {endpoint['base_url']}, key: {key})", markup=False)
+    console.print(f"next: benchwarmers endpoint refresh {name}", markup=False)
+
+
+@app.command("list")
+@with_bench
+async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List endpoints (stored keys show only their last four characters)."""
+    endpoints = await bench.admin.list_endpoints()
+    if as_json:
+        print_json(endpoints)
+        return
+    rows = [
+        (e["name"], e["kind"], e["base_url"], e["api_key"] or (f"${e['api_key_env']}" if e["api_key_env"] else "-"),
+         "yes" if e["free_tier"] else "no", e["refresh_error"] or ("ok" if e["refreshed_at"] else "never refreshed"))
+        for e in endpoints
+    ]
+    table(None, ["name", "kind", "base URL", "key", "free tier", "last refresh"], rows)
+
+
+@app.command("refresh")
+@with_bench
+async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpoint (default: all)")) -> None:
+    """Read each endpoint's model listing and record what it says."""
+    names = [name] if name else [e["name"] for e in await bench.admin.list_endpoints()]
+    failed = 0
+    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                  console=err_console, transient=True) as progress:
+        task = progress.add_task("refreshing", total=len(names))
+        for each in names:
+            progress.update(task, description=f"refreshing {each}")
+            try:
+                summary = await bench.admin.refresh_endpoint(each)
+            except UpstreamFailure as exc:
+                if name:
+                    raise
+                failed += 1
+                progress.console.print(f"{each}: failed: {exc}", markup=False)
+            else:
+                progress.console.print(
+                    f"{each}: {summary['listed']} models listed, {summary['added']} new, "
+                    f"{summary['gone']} gone", markup=False)
+            progress.advance(task)
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("remove")
+@with_bench
+async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
+    """Remove an endpoint and its models from the roster (recorded panels keep their text)."""
+    await bench.admin.remove_endpoint(name)
+    console.print(f"removed endpoint {name}", markup=False)

@@ -1,0 +1,76 @@
+"""`benchwarmers model ...`: the roster and the user's overrides."""
+
+from __future__ import annotations
+
+import time
+
+import typer
+
+from benchwarmers.bench.core import Bench
+from benchwarmers.cli.common import console, print_json, table, with_bench
+
+app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.",
+                  no_args_is_help=True)
+
+
+def _window(value: int | None) -> str:
+    return f"{value:,}" if value else "?"
+
+
+def _yes(value: bool | None) -> str:
+    return "?" if value is None else ("yes" if value else "no")
+
+
+@app.command("list")
+@with_bench
+async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List every model with its window, images, free, family and status."""
+    models = await bench.admin.list_models()
+    if as_json:
+        print_json(models)
+        return
+    rows = [
+        (m["alias"], _window(m["context_window"]), _yes(m["vision"]), _yes(m["free"]), m["family"] or "?",
+         m["status"])
+        for m in models
+    ]
+    table(None, ["alias", "window", "images", "free", "family", "status"], rows)
+
+
+@app.command("show")
+@with_bench
+async def show(bench: Bench, alias: str = typer.Argument(...),
+               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Every fact about one model, with its source and when it was learned."""
+    model = await bench.admin.model(alias)
+    if as_json:
+        print_json(model)
+        return
+    console.print(f"{model['alias']}  ({model['status']})", markup=False)
+    rows = []
+    for fact in model["sources"]:
+        in_use = model["facts"].get(fact["fact"], {}).get("source") == fact["source"]
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(fact["learned_at"]))
+        rows.append((fact["fact"], fact["value"], fact["source"] + (" (in use)" if in_use else ""), when))
+    table(None, ["fact", "value", "source", "learned"], rows)
+
+
+@app.command("set")
+@with_bench
+async def set_(
+    bench: Bench,
+    alias: str = typer.Argument(...),
+    context: int = typer.Option(None, "--context", help="context window override, in tokens"),
+    output: int = typer.Option(None, "--output", help="output cap override, in tokens"),
+    vision: bool = typer.Option(None, "--vision/--no-vision", help="takes images (Vision / OCR)"),
+    family: str = typer.Option(None, "--family", help="model family (explorers never share a member's)"),
+    free: bool = typer.Option(None, "--free/--no-free", help="calls cost nothing"),
+    enabled: bool = typer.Option(None, "--enable/--disable", help="may sit explorer seats"),
+) -> None:
+    """Override what the catalog says of a model (recorded in the changes log)."""
+    model = await bench.admin.set_model(alias, context=context, output=output, vision=vision, family=family,
+                                        free=free, enabled=enabled)
+    console.print(
+        f"{model['alias']}: window {_window(model['context_window'])}, output {_window(model['output_cap'])}, "
+        f"images {_yes(model['vision'])}, free {_yes(model['free'])}, family {model['family'] or '?'}, "
+        f"{'enabled' if model['enabled'] else 'disabled'}", markup=False)

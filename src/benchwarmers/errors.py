@@ -1,0 +1,75 @@
+"""The one error vocabulary: every refusal carries its HTTP status and OpenAI error type/code.
+
+The server turns these into `{"error": {"message", "type", "param", "code"}}` in one place;
+the CLI prints `message` as one line.
+"""
+
+from __future__ import annotations
+
+
+class BenchError(Exception):
+    status = 400
+    type = "invalid_request_error"
+    code: str | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        param: str | None = None,
+        code: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        if code is not None:
+            self.code = code
+        self.headers = headers or {}
+
+    def body(self) -> dict:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+class InvalidRequest(BenchError):
+    status = 400
+    code = "invalid_request"
+
+
+class NotFound(BenchError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(BenchError):
+    status = 409
+    code = "conflict"
+
+
+class TooLarge(BenchError):
+    status = 413
+    code = "request_too_large"
+
+
+class Unauthorized(BenchError):
+    status = 401
+    type = "authentication_error"
+    code = "invalid_api_key"
+
+
+class Forbidden(BenchError):
+    status = 403
+    type = "permission_error"
+    code = "forbidden"
+
+
+class RateLimited(BenchError):
+    status = 429
+    type = "rate_limit_error"
+    code = "rate_limit_exceeded"
+
+
+class Unavailable(BenchError):
+    status = 503
+    type = "server_error"
+    code = "unavailable"

@@ -1,0 +1,55 @@
+"""`create_app(settings)`: the HTTP edge. Nothing here runs at import time."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request
+from sqlalchemy import text
+from starlette.responses import Response
+
+from benchwarmers import __version__
+from benchwarmers.bench.core import Bench
+from benchwarmers.server import bench_routes, errors, gateway_routes
+from benchwarmers.server.middleware import RequestIdMiddleware
+from benchwarmers.server.responses import json_response
+from benchwarmers.settings import Settings
+
+log = logging.getLogger("benchwarmers.server")
+
+
+def create_app(settings: Settings) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        bench = Bench(settings, actor="server")
+        await bench.open()
+        app.state.bench = bench
+        try:
+            yield
+        finally:
+            await bench.close()
+
+    app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    errors.install(app)
+
+    app.add_middleware(RequestIdMiddleware)
+
+    @app.get("/healthz")
+    async def healthz() -> Response:
+        return json_response({"status": "ok", "version": __version__})
+
+    @app.get("/readyz")
+    async def readyz(request: Request) -> Response:
+        try:
+            async with request.app.state.bench.read() as conn:
+                await conn.execute(text("SELECT 1"))
+        except Exception as exc:
+            log.warning("database not reachable: %s", type(exc).__name__)
+            return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
+        return json_response({"status": "ready", "database": "ok"})
+
+    app.include_router(gateway_routes.router)
+    app.include_router(bench_routes.router)
+    return app

@@ -1,0 +1,41 @@
+"""Reading a request body within the cap, whether it comes with Content-Length or chunked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from benchwarmers.errors import InvalidRequest, TooLarge
+
+BODY_CAP = 20 * 1024 * 1024
+
+TOO_LARGE = (
+    "the request body is larger than 20 MB. Send images as https:// URLs, or smaller images "
+    "(models scale a photo to about 1,500-2,000 pixels on its long side anyway)."
+)
+
+
+async def read_body(request: Request, cap: int = BODY_CAP) -> bytes:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > cap:
+        raise TooLarge(TOO_LARGE)
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise TooLarge(TOO_LARGE)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def parse_json_object(raw: bytes) -> dict[str, Any]:
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise InvalidRequest(f"the body is not valid JSON ({exc.msg} at character {exc.pos})") from None
+    if not isinstance(data, dict):
+        raise InvalidRequest("the body must be a JSON object")
+    return data

@@ -1,0 +1,29 @@
+"""Pure ASGI middleware (no BaseHTTPMiddleware: it buffers and hides client disconnects)."""
+
+from __future__ import annotations
+
+import secrets
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+
+class RequestIdMiddleware:
+    """Every response carries `x-request-id`: the panel id on panels, a fresh id otherwise."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_id(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                if not any(name == b"x-request-id" for name, _ in headers):
+                    headers.append((b"x-request-id", f"req-{secrets.token_hex(8)}".encode()))
+                    message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, send_with_id)

@@ -1,0 +1,115 @@
+"""Every environment variable Benchwarmers reads, in one typed table.
+
+Nothing reads the environment at import time: `Settings()` is built by the CLI or the app
+factory and passed down.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from pathlib import Path
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_BIND = "127.0.0.1:8123"
+
+
+def _env(*names: str) -> AliasChoices:
+    return AliasChoices(*names)
+
+
+class Settings(BaseSettings):
+    """The environment, typed. Field names are ours; aliases are the contract's variable names."""
+
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
+
+    home: Path = Field(default=Path("~/.benchwarmers"), validation_alias=_env("BENCHWARMERS_HOME"))
+    database_url: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_DATABASE_URL"))
+    redis_url: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_REDIS_URL"))
+    bind: str = Field(default=DEFAULT_BIND, validation_alias=_env("BENCH_BIND"))
+    admin_token: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_ADMIN_TOKEN"))
+    require_keys: bool = Field(default=False, validation_alias=_env("BENCHWARMERS_REQUIRE_KEYS"))
+    public_url: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_PUBLIC_URL"))
+    allowed_origins: str = Field(default="", validation_alias=_env("BENCH_ALLOWED_ORIGINS"))
+    client: str = Field(default="builtin", validation_alias=_env("BENCH_CLIENT"))
+    url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
+    key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
+
+    @field_validator("home", mode="after")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("admin_token", "database_url", "redis_url", "public_url", "key", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("client")
+    @classmethod
+    def _known_client(cls, value: str) -> str:
+        if value not in ("builtin", "llm"):
+            raise ValueError("BENCH_CLIENT must be 'builtin' or 'llm'")
+        return value
+
+    # -- derived values -------------------------------------------------------------------
+
+    def ensure_home(self) -> Path:
+        """Create the data folder on first use, readable by its owner only."""
+        self.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(self.home, 0o700)
+        return self.home
+
+    @property
+    def db_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{self.home / 'bench.db'}"
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """Origins answered with CORS: BENCH_ALLOWED_ORIGINS plus the public URL's origin."""
+        found = {o.strip().rstrip("/") for o in self.allowed_origins.split(",") if o.strip()}
+        if self.public_url:
+            found.add(origin_of(self.public_url))
+        return frozenset(found)
+
+    @property
+    def keys_required(self) -> bool:
+        return self.require_keys or self.admin_token is not None
+
+    def host_port(self, bind: str | None = None) -> tuple[str, int]:
+        return parse_bind(bind or self.bind)
+
+
+def origin_of(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".rstrip("/")
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """`host[:port]` → (host, port); IPv6 hosts may be bracketed."""
+    bind = bind.strip()
+    if bind.startswith("["):
+        host, _, rest = bind[1:].partition("]")
+        port = rest.lstrip(":") or "8123"
+    elif bind.count(":") == 1:
+        host, port = bind.split(":")
+    else:
+        host, port = bind, "8123"
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"bind address {bind!r} is not host[:port] with a port from 1 to 65535")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

@@ -1,0 +1,127 @@
+"""Endpoints, models and their facts: the rows behind the roster and the catalog."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.store.schema import endpoints, model_facts, models
+
+
+async def list_endpoints(conn: AsyncConnection) -> list[dict]:
+    rows = await conn.execute(select(endpoints).order_by(endpoints.c.name))
+    return [dict(r._mapping) for r in rows]
+
+
+async def get_endpoint(conn: AsyncConnection, name: str) -> dict | None:
+    row = (await conn.execute(select(endpoints).where(endpoints.c.name == name))).first()
+    return dict(row._mapping) if row else None
+
+
+async def insert_endpoint(conn: AsyncConnection, **values: Any) -> int:
+    result = await conn.execute(endpoints.insert().values(created_at=time.time(), **values))
+    return int(result.inserted_primary_key[0])
+
+
+async def update_endpoint(conn: AsyncConnection, endpoint_id: int, **values: Any) -> None:
+    await conn.execute(endpoints.update().where(endpoints.c.id == endpoint_id).values(**values))
+
+
+async def delete_endpoint(conn: AsyncConnection, endpoint_id: int) -> None:
+    # Models (and their facts) go with the endpoint; panels and seats keep the alias as text.
+    model_ids = select(models.c.id).where(models.c.endpoint_id == endpoint_id)
+    await conn.execute(delete(model_facts).where(model_facts.c.model_pk.in_(model_ids)))
+    await conn.execute(delete(models).where(models.c.endpoint_id == endpoint_id))
+    await conn.execute(delete(endpoints).where(endpoints.c.id == endpoint_id))
+
+
+async def list_models(conn: AsyncConnection) -> list[dict]:
+    query = (
+        select(models, endpoints.c.name.label("endpoint"))
+        .join(endpoints, endpoints.c.id == models.c.endpoint_id)
+        .order_by(models.c.alias)
+    )
+    return [dict(r._mapping) for r in await conn.execute(query)]
+
+
+async def get_model(conn: AsyncConnection, alias: str) -> dict | None:
+    query = (
+        select(models, endpoints.c.name.label("endpoint"))
+        .join(endpoints, endpoints.c.id == models.c.endpoint_id)
+        .where(models.c.alias == alias)
+    )
+    row = (await conn.execute(query)).first()
+    return dict(row._mapping) if row else None
+
+
+async def models_of_endpoint(conn: AsyncConnection, endpoint_id: int) -> list[dict]:
+    rows = await conn.execute(select(models).where(models.c.endpoint_id == endpoint_id))
+    return [dict(r._mapping) for r in rows]
+
+
+async def insert_model(conn: AsyncConnection, *, alias: str, endpoint_id: int, model_id: str) -> int:
+    now = time.time()
+    result = await conn.execute(
+        models.insert().values(
+            alias=alias, endpoint_id=endpoint_id, model_id=model_id, first_seen=now, last_seen=now
+        )
+    )
+    return int(result.inserted_primary_key[0])
+
+
+async def update_model(conn: AsyncConnection, model_pk: int, **values: Any) -> None:
+    await conn.execute(models.update().where(models.c.id == model_pk).values(**values))
+
+
+async def all_facts(conn: AsyncConnection) -> list[dict]:
+    rows = await conn.execute(select(model_facts))
+    return [dict(r._mapping) for r in rows]
+
+
+async def facts_of(conn: AsyncConnection, model_pk: int) -> list[dict]:
+    rows = await conn.execute(select(model_facts).where(model_facts.c.model_pk == model_pk))
+    return [dict(r._mapping) for r in rows]
+
+
+async def set_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str, value: Any) -> None:
+    """Write one fact from one source, replacing that source's older value (portable upsert)."""
+    where = (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
+    now = time.time()
+    updated = await conn.execute(model_facts.update().where(where).values(value=value, learned_at=now))
+    if updated.rowcount == 0:
+        await conn.execute(
+            model_facts.insert().values(model_pk=model_pk, fact=fact, source=source, value=value, learned_at=now)
+        )
+
+
+async def clear_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str) -> None:
+    await conn.execute(
+        delete(model_facts).where(
+            (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
+        )
+    )
+
+
+async def replace_source_facts(
+    conn: AsyncConnection, model_pk: int, source: str, facts: dict[str, Any], keep: Sequence[str] = ()
+) -> None:
+    """Set every fact a source gave now; drop that source's facts it no longer gives."""
+    existing = await facts_of(conn, model_pk)
+    for row in existing:
+        if row["source"] == source and row["fact"] not in facts and row["fact"] not in keep:
+            await clear_fact(conn, model_pk, row["fact"], source)
+    for fact, value in facts.items():
+        await set_fact(conn, model_pk, fact, source, value)
+
+
+def group_facts(rows: Iterable[dict]) -> dict[int, dict[str, dict[str, tuple[Any, float]]]]:
+    """model pk → source → fact → (value, learned_at)."""
+    grouped: dict[int, dict[str, dict[str, tuple[Any, float]]]] = {}
+    for row in rows:
+        by_source = grouped.setdefault(row["model_pk"], {})
+        by_source.setdefault(row["source"], {})[row["fact"]] = (row["value"], row["learned_at"])
+    return grouped

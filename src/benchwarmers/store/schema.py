@@ -1,0 +1,223 @@
+"""The database schema (SQLAlchemy Core). Alembic migrations under `migrations/` create it.
+
+Times are epoch seconds (float) so SQLite and PostgreSQL store and compare them the same way.
+JSON columns hold lists and small objects; nothing here is SQLite-only.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+endpoints = Table(
+    "endpoints",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("base_url", String(500), nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("api_key_env", String(128)),
+    Column("api_key_enc", LargeBinary),  # Fernet token; never the key in clear
+    Column("api_key_last4", String(4)),
+    Column("free_tier", Boolean, nullable=False, default=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("created_at", Float, nullable=False),
+    Column("refreshed_at", Float),
+    Column("refresh_error", Text),
+)
+
+models = Table(
+    "models",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("alias", String(300), nullable=False, unique=True),
+    Column("endpoint_id", Integer, ForeignKey("endpoints.id", ondelete="CASCADE"), nullable=False),
+    Column("model_id", String(256), nullable=False),
+    Column("enabled", Boolean, nullable=False, default=True),
+    Column("gone", Boolean, nullable=False, default=False),
+    Column("first_seen", Float, nullable=False),
+    Column("last_seen", Float),
+    # runtime state learned from real calls
+    Column("cooldown_until", Float),
+    Column("rate_limited_streak", Integer, nullable=False, default=0),
+    Column("failure_streak", Integer, nullable=False, default=0),
+    Column("last_error", Text),
+)
+
+# One row per (model, fact, source): the precedence rule picks the effective value.
+model_facts = Table(
+    "model_facts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("model_pk", Integer, ForeignKey("models.id", ondelete="CASCADE"), nullable=False),
+    Column("fact", String(32), nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("value", JSON),
+    Column("learned_at", Float, nullable=False),
+    UniqueConstraint("model_pk", "fact", "source"),
+)
+
+collections = Table(
+    "collections",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("description", String(300), nullable=False, default=""),
+    Column("tags", JSON, nullable=False),
+    Column("members", JSON, nullable=False),
+    Column("shape", String(32)),
+    Column("reply", String(8), nullable=False, default="all"),
+    Column("merger", String(300)),
+    Column("max_explorers", Integer),
+    Column("max_calls", Integer),
+    Column("created_at", Float, nullable=False),
+    Column("updated_at", Float, nullable=False),
+)
+
+changes = Table(
+    "changes",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("at", Float, nullable=False),
+    Column("actor", String(128), nullable=False),
+    Column("subject", String(32), nullable=False),  # endpoint | model | collection | key | setting ...
+    Column("name", String(300), nullable=False),
+    Column("action", String(16), nullable=False),  # create | update | delete
+    Column("before", JSON),
+    Column("after", JSON),
+    Index("ix_changes_subject_name", "subject", "name"),
+)
+
+# Small key/value table: gateway limits, shapes, the config version counter.
+settings = Table(
+    "settings",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", JSON),
+)
+
+gateway_keys = Table(
+    "gateway_keys",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("sha256", String(64), nullable=False, unique=True),
+    Column("last4", String(4), nullable=False),
+    Column("collections", JSON),  # None = every collection
+    Column("rpm", Integer),
+    Column("created_at", Float, nullable=False),
+    Column("last_used_at", Float),
+    Column("revoked_at", Float),
+)
+
+panels = Table(
+    "panels",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("created_at", Float, nullable=False),
+    Column("collection", String(64), nullable=False),
+    Column("reply", String(8), nullable=False),
+    Column("shape", String(32), nullable=False),
+    Column("shape_by", String(200), nullable=False),
+    Column("caller", String(64), nullable=False),
+    Column("request", JSON, nullable=False),  # redacted: images are placeholders
+    Column("request_hash", String(64), nullable=False),
+    Column("idempotency_key", String(200)),
+    Column("skipped", JSON, nullable=False),
+    Column("note", Text),
+    Column("seconds", Float),
+    Column("response", JSON),  # the reply as sent, for replays
+    Index("ix_panels_created_at", "created_at"),
+    Index("ix_panels_replay", "caller", "request_hash"),
+)
+
+seats = Table(
+    "seats",
+    metadata,
+    Column("call", String(64), primary_key=True),
+    Column("panel_id", String(40), ForeignKey("panels.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("seat", String(16), nullable=False),  # member | nominee | explorer | merger | decision
+    Column("alias", String(300), nullable=False),
+    Column("endpoint", String(64), nullable=False),
+    Column("shape", String(32), nullable=False),
+    Column("status", String(16), nullable=False),  # ok | empty | error
+    Column("seconds", Float, nullable=False),
+    Column("answer", Text, nullable=False),
+    Column("error", Text, nullable=False),
+    Column("error_kind", String(32)),
+    Column("usage", JSON),
+    Column("caller", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Index("ix_seats_panel", "panel_id"),
+    Index("ix_seats_alias_shape_created", "alias", "shape", "created_at"),
+)
+
+verdicts = Table(
+    "verdicts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("call", String(64), ForeignKey("seats.call", ondelete="CASCADE"), nullable=False),
+    Column("useful", Boolean, nullable=False),
+    Column("note", Text, nullable=False, default=""),
+    Column("real", JSON, nullable=False),
+    Column("false", JSON, nullable=False),
+    Column("caller", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("current", Boolean, nullable=False, default=True),  # history keeps replaced ones
+    Index("ix_verdicts_call_current", "call", "current"),
+)
+
+alerts = Table(
+    "alerts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(32), nullable=False),  # went_paid | retiring | failing | owed
+    Column("subject", String(300), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("acknowledged_at", Float),
+    Index("ix_alerts_kind_subject", "kind", "subject"),
+)
+
+decision_models = Table(
+    "decision_models",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("alias", String(300), nullable=False, unique=True),
+    Column("kind", String(16), nullable=False),  # chat | choice
+    Column("path", String(200)),  # for choice: the API path that answered at onboarding
+    Column("created_at", Float, nullable=False),
+)
+
+roles = Table(
+    "roles",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("role", String(32), nullable=False),  # primary
+    Column("shape", String(32), nullable=False),
+    Column("alias", String(300), nullable=False),
+    UniqueConstraint("role", "shape"),
+)

@@ -1,0 +1,344 @@
+"""Talking to OpenAI-compatible providers: one pooled client per endpoint, no retries.
+
+The bench never retries a seat ("not retried into the limit"): every failure comes back at once
+as an `UpstreamFailure` with a scrubbed message, and the bench decides what it means.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import orjson
+
+from benchwarmers import __version__
+from benchwarmers.upstream.failures import (
+    FailureKind,
+    UpstreamFailure,
+    classify_response,
+    error_message_from_body,
+    failure_from_transport_error,
+    timeout_failure,
+)
+
+# A reply bigger than this is not an answer anyone will read; stop before memory suffers.
+MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+_DROPPED_FIELDS = frozenset({"model", "stream", "stream_options", "bench"})
+
+
+@dataclass(frozen=True)
+class EndpointRef:
+    name: str
+    base_url: str
+    api_key: str | None
+    kind: str = "openai"
+
+
+class ChatBody:
+    """The caller's request, serialised once per panel and stamped with each seat's model.
+
+    The messages (possibly megabytes of images) are encoded once; `for_model` only splices bytes.
+    """
+
+    __slots__ = ("_fields", "_messages", "_tail", "image_urls", "text_chars")
+
+    def __init__(self, fields: dict[str, Any], messages: Any) -> None:
+        self._fields = fields
+        self._messages = b"" if messages is None else orjson.dumps(messages)
+        self._tail = self._encode_tail(fields)
+        self.text_chars, self.image_urls = _survey(messages)
+
+    @classmethod
+    def from_request(cls, body: Mapping[str, Any]) -> ChatBody:
+        """Keep every field except `model`, `stream`, `stream_options` and `bench`."""
+        fields = {key: value for key, value in body.items() if key not in _DROPPED_FIELDS}
+        messages = fields.pop("messages", None)
+        return cls(fields, messages)
+
+    def _encode_tail(self, fields: Mapping[str, Any]) -> bytes:
+        # Everything after `"stream":false`, closing brace included.
+        rest = orjson.dumps(dict(fields))[1:-1]
+        tail = b"," + rest if rest else b""
+        if self._messages:
+            tail += b',"messages":' + self._messages
+        return tail + b"}"
+
+    def for_model(self, model_id: str, overrides: Mapping[str, Any] | None = None) -> bytes:
+        """The full JSON body for one seat: `model` first, `stream: false`.
+
+        `overrides` replace top-level fields for this seat only (a value of None removes one).
+        """
+        tail = self._tail
+        if overrides:
+            merged = {**self._fields, **overrides}
+            tail = self._encode_tail({key: value for key, value in merged.items() if value is not None})
+        return b'{"model":' + orjson.dumps(model_id) + b',"stream":false' + tail
+
+
+def _survey(messages: Any) -> tuple[int, list[str]]:
+    """Characters of text content and the image URLs, for estimates and placeholders."""
+    chars = 0
+    urls: list[str] = []
+    if not isinstance(messages, list):
+        return chars, urls
+    for message in messages:
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            chars += len(content)
+            continue
+        if not isinstance(content, list):
+            continue
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") == "text" and isinstance(part.get("text"), str):
+                chars += len(part["text"])
+            elif part.get("type") == "image_url":
+                ref = part.get("image_url")
+                url = ref.get("url") if isinstance(ref, dict) else ref
+                if isinstance(url, str):
+                    urls.append(url)
+    return chars, urls
+
+
+@dataclass
+class ChatResult:
+    answer: str
+    usage: dict[str, Any] | None
+    status: int
+    headers: dict[str, str]
+    seconds: float
+    model: str | None
+
+
+@dataclass
+class _Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+    seconds: float
+
+
+class _Connection:
+    """One endpoint's client and the gate that bounds its concurrent calls."""
+
+    def __init__(self, per_endpoint: int, connect_timeout: float) -> None:
+        self.client = httpx2.AsyncClient(
+            limits=httpx2.Limits(max_connections=per_endpoint, max_keepalive_connections=per_endpoint),
+            timeout=httpx2.Timeout(60.0, connect=connect_timeout),
+            trust_env=False,
+            follow_redirects=False,
+            headers={"user-agent": f"benchwarmers/{__version__}", "accept": "application/json"},
+        )
+        self.gate = asyncio.Semaphore(per_endpoint)
+        self.active = 0
+        self.retired = False
+
+
+def _secrets(endpoint: EndpointRef) -> tuple[str, ...]:
+    return (endpoint.api_key,) if endpoint.api_key else ()
+
+
+def _origin(url: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    return parts.scheme.lower(), parts.netloc.rpartition("@")[2].lower()
+
+
+def _text_answer(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return str(content)
+
+
+def _not_json(reply: _Reply, secrets: tuple[str, ...]) -> UpstreamFailure:
+    snippet = error_message_from_body(reply.body[:2000])
+    return UpstreamFailure(
+        FailureKind.upstream_error,
+        f"response is not JSON: {snippet}" if snippet else "empty response",
+        status=reply.status,
+        headers=reply.headers,
+        secrets=secrets,
+    )
+
+
+def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
+    try:
+        data = orjson.loads(reply.body)
+    except orjson.JSONDecodeError:
+        raise _not_json(reply, secrets) from None
+    if isinstance(data, list) or (isinstance(data, dict) and data.get("error")):
+        raise classify_response(reply.status, reply.headers, reply.body, secrets)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    choice = choices[0] if isinstance(choices, list) and choices else None
+    if not isinstance(choice, dict):
+        raise UpstreamFailure(
+            FailureKind.upstream_error,
+            "response is not a chat completion (no choices)",
+            status=reply.status,
+            headers=reply.headers,
+        )
+    if choice.get("error"):
+        # OpenRouter reports a provider failure inside the choice.
+        raise classify_response(reply.status, reply.headers, orjson.dumps({"error": choice["error"]}), secrets)
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    usage = data.get("usage")
+    model = data.get("model")
+    return ChatResult(
+        answer=_text_answer(content),
+        usage=usage if isinstance(usage, dict) else None,
+        status=reply.status,
+        headers=reply.headers,
+        seconds=reply.seconds,
+        model=model if isinstance(model, str) else None,
+    )
+
+
+class UpstreamPool:
+    """Keep-alive clients per endpoint, at most `per_endpoint` calls in flight on each."""
+
+    def __init__(self, per_endpoint: int = 16, connect_timeout: float = 5.0) -> None:
+        self._per_endpoint = per_endpoint
+        self._connect_timeout = connect_timeout
+        self._connections: dict[str, _Connection] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+
+    def _connection(self, name: str) -> _Connection:
+        connection = self._connections.get(name)
+        if connection is None:
+            connection = _Connection(self._per_endpoint, self._connect_timeout)
+            self._connections[name] = connection
+        return connection
+
+    async def chat(self, endpoint: EndpointRef, body: bytes, timeout: float) -> ChatResult:
+        """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
+        url = endpoint.base_url.rstrip("/") + "/chat/completions"
+        reply = await self._exchange(endpoint, "POST", url, body, timeout, send_key=True)
+        secrets = _secrets(endpoint)
+        if not 200 <= reply.status < 300:
+            raise classify_response(reply.status, reply.headers, reply.body, secrets)
+        return _chat_result(reply, secrets)
+
+    async def request_json(
+        self, endpoint: EndpointRef, method: str, url: str, json: Any = None, timeout: float = 20.0
+    ) -> Any:
+        """Call a listing or admin URL and return its JSON.
+
+        A relative `url` is appended to the endpoint's base URL. The key is sent only to the base
+        URL's own origin, so an absolute URL elsewhere never receives it.
+        """
+        if "://" not in url:
+            url = endpoint.base_url.rstrip("/") + "/" + url.lstrip("/")
+        content = None if json is None else orjson.dumps(json)
+        send_key = _origin(url) == _origin(endpoint.base_url)
+        reply = await self._exchange(endpoint, method.upper(), url, content, timeout, send_key=send_key)
+        secrets = _secrets(endpoint)
+        if not 200 <= reply.status < 300:
+            raise classify_response(reply.status, reply.headers, reply.body, secrets)
+        try:
+            return orjson.loads(reply.body)
+        except orjson.JSONDecodeError:
+            raise _not_json(reply, secrets) from None
+
+    async def _exchange(
+        self,
+        endpoint: EndpointRef,
+        method: str,
+        url: str,
+        content: bytes | None,
+        timeout: float,
+        *,
+        send_key: bool,
+    ) -> _Reply:
+        headers = {"content-type": "application/json"} if content is not None else {}
+        if send_key and endpoint.api_key:
+            headers["authorization"] = f"Bearer {endpoint.api_key}"
+        secrets = _secrets(endpoint)
+        connection = self._connection(endpoint.name)
+        # Counted before waiting, so `forget` never closes a client a waiting call is about to use.
+        connection.active += 1
+        acquired = False
+        try:
+            async with asyncio.timeout(timeout):
+                async with connection.gate:
+                    acquired = True
+                    started = time.perf_counter()
+                    request = connection.client.build_request(
+                        method,
+                        url,
+                        content=content,
+                        headers=headers,
+                        timeout=httpx2.Timeout(timeout, connect=min(self._connect_timeout, timeout)),
+                    )
+                    response = await connection.client.send(request, stream=True)
+                    try:
+                        body = await _read_capped(response)
+                    finally:
+                        await response.aclose()
+                    return _Reply(
+                        status=response.status_code,
+                        headers={name.lower(): value for name, value in response.headers.items()},
+                        body=body,
+                        seconds=time.perf_counter() - started,
+                    )
+        except TimeoutError:
+            raise timeout_failure(timeout, "" if acquired else "waiting for a free connection") from None
+        except httpx2.TransportError as exc:
+            raise failure_from_transport_error(exc, timeout, secrets) from None
+        finally:
+            connection.active -= 1
+            if connection.retired and connection.active == 0:
+                self._close_later(connection)
+
+    def forget(self, endpoint_name: str) -> None:
+        """Drop an endpoint's client (edited or removed); it closes once its calls finish."""
+        connection = self._connections.pop(endpoint_name, None)
+        if connection is None:
+            return
+        connection.retired = True
+        if connection.active == 0:
+            self._close_later(connection)
+
+    def _close_later(self, connection: _Connection) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            # No loop: nothing is in flight, and an idle client holds no sockets worth awaiting.
+            return
+        task = loop.create_task(connection.client.aclose())
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def aclose(self) -> None:
+        connections = list(self._connections.values())
+        self._connections.clear()
+        for connection in connections:
+            await connection.client.aclose()
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
+
+
+async def _read_capped(response: httpx2.Response) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise UpstreamFailure(
+                FailureKind.upstream_error,
+                f"response larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MB",
+                status=response.status_code,
+            )
+        chunks.append(chunk)
+    return b"".join(chunks)

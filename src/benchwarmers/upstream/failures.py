@@ -1,0 +1,248 @@
+"""What went wrong upstream, in the few kinds the bench acts on.
+
+The bench cools a model down on `rate_limited`, lowers its learned window on `context_too_long`,
+and merely records the rest. Messages are scrubbed here, once, so no caller can leak a key.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Iterable, Mapping
+from enum import StrEnum
+from http import HTTPStatus
+from typing import Any
+
+import httpx2
+import orjson
+
+from benchwarmers.redaction import scrub_text
+from benchwarmers.upstream.ratelimits import retry_after_seconds
+
+MAX_MESSAGE_CHARS = 500
+# Error bodies are small; anything bigger is not worth parsing as JSON.
+_MAX_JSON_BODY = 1_000_000
+# Scrub a bounded prefix: the message is cut to 500 characters afterwards anyway.
+_MAX_SCRUB_CHARS = 20_000
+
+_WHITESPACE = re.compile(r"\s+")
+_HTML_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_HTML_DROP = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_TAG = re.compile(r"<[^>]+>")
+# Patterns providers use to say the prompt does not fit; the number is the window.
+_CONTEXT_LIMIT = (
+    re.compile(r"maximum context length is (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"context (?:window|length|size) (?:is|of) (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"(\d[\d,]*) maximum context length", re.IGNORECASE),
+    re.compile(r"prompt is too long: \d[\d,]* tokens > (\d[\d,]*)", re.IGNORECASE),
+)
+_CONTEXT_PHRASES = re.compile(
+    r"reduce the length|context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model's )?context"
+    r"|prompt is too long|context window exceeded",
+    re.IGNORECASE,
+)
+_RATE_LIMIT_CODES = {"rate_limit_exceeded", "resource_exhausted", "insufficient_quota", "too_many_requests"}
+
+
+class FailureKind(StrEnum):
+    rate_limited = "rate_limited"
+    context_too_long = "context_too_long"
+    auth = "auth"
+    not_found = "not_found"
+    bad_request = "bad_request"
+    upstream_error = "upstream_error"
+    timeout = "timeout"
+    connection = "connection"
+
+
+_LABELS = {
+    FailureKind.rate_limited: "rate limited",
+    FailureKind.context_too_long: "context too long",
+    FailureKind.auth: "auth failed",
+    FailureKind.not_found: "not found",
+    FailureKind.bad_request: "bad request",
+    FailureKind.upstream_error: "upstream error",
+    FailureKind.timeout: "timeout",
+    FailureKind.connection: "connection failed",
+}
+
+
+def clean_message(text: str, secrets: Iterable[str] = ()) -> str:
+    """One scrubbed line of at most 500 characters."""
+    text = scrub_text(text[:_MAX_SCRUB_CHARS], secrets)
+    text = _WHITESPACE.sub(" ", text).strip()
+    if len(text) > MAX_MESSAGE_CHARS:
+        text = text[: MAX_MESSAGE_CHARS - 1] + "…"
+    return text
+
+
+class UpstreamFailure(Exception):
+    """A failed upstream call. `message` is already scrubbed and safe to store or show."""
+
+    def __init__(
+        self,
+        kind: FailureKind,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        context_limit: int | None = None,
+        headers: Mapping[str, str] | None = None,
+        secrets: Iterable[str] = (),
+    ) -> None:
+        self.kind = kind
+        self.status = status
+        self.message = clean_message(message, secrets)
+        self.retry_after = retry_after
+        self.context_limit = context_limit
+        self.headers = {name.lower(): value for name, value in (headers or {}).items()}
+        super().__init__(self.message)
+
+    def __str__(self) -> str:
+        if self.kind is FailureKind.timeout:
+            return self.message
+        label = _LABELS[self.kind]
+        head = f"{label} ({self.status})" if self.status is not None else label
+        if self.retry_after is None:
+            return f"{head}: {self.message}" if self.message else head
+        text = f"{head}: {self.message.rstrip('.')}" if self.message else head
+        text += f"; retry in {math.ceil(self.retry_after)}s"
+        return text
+
+    def __repr__(self) -> str:
+        return f"UpstreamFailure({self.kind.value!r}, {self.message!r}, status={self.status!r})"
+
+
+def _text_of(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        # FastAPI-style validation details: [{"msg": ...}, ...]
+        return "; ".join(
+            str(item.get("msg") or item.get("message") or item) if isinstance(item, dict) else str(item)
+            for item in value
+        )
+    if value is None:
+        return ""
+    return orjson.dumps(value).decode()
+
+
+def _parse_error(body: bytes | str) -> tuple[str, str | None, str | None, int | None]:
+    """(message, code, status word, numeric code) from any error body a provider sends."""
+    raw = body.encode() if isinstance(body, str) else body
+    data: Any = None
+    if raw and len(raw) <= _MAX_JSON_BODY and raw.lstrip()[:1] in (b"{", b"["):
+        try:
+            data = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            data = None
+    if isinstance(data, list):
+        # Gemini's OpenAI-compatible endpoint: [{"error": {...}}]
+        data = next((item for item in data if isinstance(item, dict)), None)
+    if isinstance(data, dict):
+        error = data.get("error")
+        if isinstance(error, dict):
+            code = error.get("code")
+            number = code if isinstance(code, int) and not isinstance(code, bool) else None
+            word = str(code) if isinstance(code, str) else None
+            status_word = error.get("status") if isinstance(error.get("status"), str) else None
+            text = _text_of(error.get("message") or error.get("msg") or error.get("detail") or "")
+            return text or word or "", word, status_word, number
+        if error:
+            return _text_of(error), None, None, None
+        for key in ("message", "detail", "msg"):
+            if data.get(key):
+                return _text_of(data[key]), None, None, None
+        return "", None, None, None
+    text = raw.decode("utf-8", errors="replace")[:_MAX_SCRUB_CHARS]
+    if "<" in text and ">" in text:
+        title = _HTML_TITLE.search(text)
+        text = title.group(1) if title else _HTML_TAG.sub(" ", _HTML_DROP.sub(" ", text))
+    return _WHITESPACE.sub(" ", text).strip(), None, None, None
+
+
+def error_message_from_body(body: bytes | str) -> str:
+    """The human message inside an error body (JSON object, Gemini array, text or HTML)."""
+    return _parse_error(body)[0]
+
+
+def _context_limit(message: str) -> int | None:
+    for pattern in _CONTEXT_LIMIT:
+        match = pattern.search(message)
+        if match:
+            return int(match.group(1).replace(",", ""))
+    return None
+
+
+def _status_phrase(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return f"HTTP {status}"
+
+
+def _kind_for_status(status: int) -> FailureKind:
+    if status == 429:
+        return FailureKind.rate_limited
+    if status in (401, 403):
+        return FailureKind.auth
+    if status == 404:
+        return FailureKind.not_found
+    if 400 <= status < 500:
+        return FailureKind.bad_request
+    return FailureKind.upstream_error
+
+
+def classify_response(
+    status: int, headers: Mapping[str, str], body: bytes, secrets: Iterable[str] = ()
+) -> UpstreamFailure:
+    """Turn a failed upstream response (or a 200 carrying an error object) into a failure."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    message, code, status_word, number = _parse_error(body)
+    # A 200 carrying {"error": {"code": 429}} (OpenRouter) means what the code says.
+    effective = number if status < 400 and number is not None and 400 <= number <= 599 else status
+    code_lower = (code or "").lower()
+    if not message:
+        message = _status_phrase(effective)
+
+    limit = _context_limit(message)
+    if limit is not None or code_lower == "context_length_exceeded" or _CONTEXT_PHRASES.search(message):
+        kind = FailureKind.context_too_long
+    elif (status_word or "").upper() == "RESOURCE_EXHAUSTED" or code_lower in _RATE_LIMIT_CODES:
+        kind = FailureKind.rate_limited
+    else:
+        kind = _kind_for_status(effective)
+    retry_after = retry_after_seconds(
+        lowered, time.time(), include_resets=kind is FailureKind.rate_limited
+    )
+    return UpstreamFailure(
+        kind,
+        message,
+        status=effective,
+        retry_after=retry_after,
+        context_limit=limit,
+        headers=lowered,
+        secrets=secrets,
+    )
+
+
+def timeout_failure(seconds: float, detail: str = "") -> UpstreamFailure:
+    message = f"timeout after {seconds:g}s" + (f" ({detail})" if detail else "")
+    return UpstreamFailure(FailureKind.timeout, message)
+
+
+def failure_from_transport_error(
+    exc: httpx2.TransportError, timeout: float, secrets: Iterable[str] = ()
+) -> UpstreamFailure:
+    """Map an httpx2 transport error: a connect timeout is a connection failure, others time out."""
+    if isinstance(exc, httpx2.ConnectTimeout):
+        return UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets)
+    if isinstance(exc, httpx2.TimeoutException):
+        return timeout_failure(timeout)
+    return connection_failure(exc, secrets)
+
+
+def connection_failure(exc: BaseException, secrets: Iterable[str] = ()) -> UpstreamFailure:
+    detail = str(exc).strip() or type(exc).__name__
+    return UpstreamFailure(FailureKind.connection, detail, secrets=secrets)

@@ -1,0 +1,525 @@
+"""A fake OpenAI-compatible provider: a real HTTP/1.1 server on 127.0.0.1.
+
+It runs on its own event loop (a background thread, or the foreground when run as a module), so
+tests drive it over real sockets exactly like a provider: latency, scripted errors with headers,
+Gemini-style array bodies, streaming, connections dropped mid-body and requests that never end.
+
+    python -m tests.fakes.upstream --port 8999 --latency 0.05
+
+runs it standalone for load tests: every model answers after that latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import math
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
+
+import orjson
+
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+_WORDS = re.compile(r"\S+\s*")
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    query: str
+    headers: dict[str, str]
+    json: Any
+    body: bytes
+
+
+@dataclass
+class Behaviour:
+    """How one model answers. Any non-200 outcome can also be dropped mid-body with `drop`."""
+
+    reply: str | None = None
+    latency: float | tuple[float, float] = 0.0
+    empty: bool = False
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: str | bytes | dict[str, Any] | list[Any] | None = None
+    context_limit: int | None = None
+    gemini_error: bool = False
+    plain_error: str | None = None
+    drop: bool = False
+    hang: bool = False
+    usage: dict[str, Any] | None = None
+    slow_stream: float = 0.0
+
+
+@dataclass
+class _Listing:
+    payload: Any
+    status: int
+    keyed: bool
+
+
+@dataclass
+class _Response:
+    status: int
+    body: bytes
+    content_type: str = "application/json"
+
+
+def _error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
+    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
+
+
+def _default_error(status: int, model: str, key: str) -> dict[str, Any]:
+    if status == 400:
+        return _error_body("Invalid request.", "invalid_request_error", None)
+    if status == 401:
+        # OpenAI echoes the key it was given; the client must scrub it.
+        return _error_body(
+            f"Incorrect API key provided: {key}. You can find your API key at "
+            "https://platform.openai.com/account/api-keys.",
+            "invalid_request_error",
+            "invalid_api_key",
+        )
+    if status == 403:
+        return _error_body(
+            "Country, region, or territory not supported", "request_forbidden", "unsupported_country"
+        )
+    if status == 404:
+        return _error_body(
+            f"The model `{model}` does not exist or you do not have access to it.",
+            "invalid_request_error",
+            "model_not_found",
+        )
+    if status == 429:
+        return _error_body(
+            f"Rate limit reached for {model} on requests per min (RPM): Limit 20, Used 20, Requested 1.",
+            "requests",
+            "rate_limit_exceeded",
+        )
+    if status == 500:
+        return _error_body(
+            "The server had an error while processing your request. Sorry about that!", "server_error", None
+        )
+    if status == 503:
+        return _error_body("The server is overloaded or not ready yet.", "server_error", "overloaded")
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    return _error_body(_REASONS.get(status, f"HTTP {status}"), kind, None)
+
+
+def _encode(payload: Any) -> tuple[bytes, str]:
+    if isinstance(payload, bytes | str):
+        raw = payload.encode() if isinstance(payload, str) else payload
+        looks_json = raw.lstrip()[:1] in (b"{", b"[")
+        return raw, "application/json" if looks_json else "text/plain; charset=utf-8"
+    return orjson.dumps(payload), "application/json"
+
+
+def _text_chars(request: Any) -> int:
+    messages = request.get("messages") if isinstance(request, dict) else None
+    chars = 0
+    for message in messages if isinstance(messages, list) else ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            chars += sum(len(p.get("text") or "") for p in content if isinstance(p, dict))
+    return chars
+
+
+def _tokens(chars: int) -> int:
+    return math.ceil(chars / 4)
+
+
+class FakeUpstream:
+    """Scripted OpenAI-compatible provider on 127.0.0.1; `base_url` ends in `/v1`."""
+
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        host: str = "127.0.0.1",
+        default_latency: float | None = None,
+        require_key: str | None = None,
+        record: bool = True,
+    ) -> None:
+        self.host = host
+        self.port = port
+        # None: unscripted models answer 404 like OpenAI; a number: every model answers.
+        self.default_latency = default_latency
+        self.require_key = require_key
+        self.record = record
+        self.requests: list[RecordedRequest] = []
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        # Accepted TCP connections: shows whether a client pools keep-alive connections.
+        self.connections_opened = 0
+        self._scripts: dict[str, Behaviour] = {}
+        self._listings: dict[str, _Listing] = {}
+        self._ids = itertools.count(1)
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- scripting -------------------------------------------------------------------------
+
+    def script(self, model_id: str, **behaviour: Any) -> None:
+        self._scripts[model_id] = Behaviour(**behaviour)
+
+    def listing(self, path: str, payload: Any, *, status: int = 200, keyed: bool | None = None) -> None:
+        """Serve `payload` as JSON at `path` (GET or POST).
+
+        `keyed` (default: on for `/api/show`): `payload` is a dict keyed by the posted `model` or
+        `name`; an unknown name gets Ollama's 404.
+        """
+        self._listings[path] = _Listing(payload, status, path.endswith("/api/show") if keyed is None else keyed)
+
+    def reset(self) -> None:
+        self._scripts.clear()
+        self._listings.clear()
+        self.clear()
+
+    def clear(self) -> None:
+        self.requests.clear()
+        self.peak_in_flight = self.in_flight
+
+    @property
+    def chat_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    @property
+    def root_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root_url}/v1"
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._thread is not None:
+            return
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        self._thread = threading.Thread(target=loop.run_forever, name="fake-upstream", daemon=True)
+        self._thread.start()
+        self._call(self._open)
+
+    def stop(self) -> None:
+        if self._thread is None or self._loop is None:
+            return
+        self._call(self._close)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+        self._loop.close()
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> FakeUpstream:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def _call(self, factory: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        assert self._loop is not None
+        asyncio.run_coroutine_threadsafe(factory(), self._loop).result(timeout=10)
+
+    async def _open(self) -> None:
+        self._server = await asyncio.start_server(self._connection, self.host, self.port, backlog=2048)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._server is not None:
+            await self._server.wait_closed()
+            self._server = None
+        await asyncio.sleep(0)
+
+    async def serve_forever(self) -> None:
+        """Run in the foreground (standalone mode) until cancelled."""
+        await self._open()
+        print(f"fake upstream at {self.base_url}", flush=True)
+        assert self._server is not None
+        try:
+            await self._server.serve_forever()
+        finally:
+            await self._close()
+
+    # -- HTTP/1.1 ----------------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._tasks.add(task)
+        self.connections_opened += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                lines = head[:-4].decode("latin-1").split("\r\n")
+                method, target, version = lines[0].split(" ", 2)
+                headers: dict[str, str] = {}
+                for line in lines[1:]:
+                    name, _, value = line.partition(":")
+                    headers[name.strip().lower()] = value.strip()
+                if headers.get("transfer-encoding", "").lower() == "chunked":
+                    body = await _read_chunked(reader)
+                else:
+                    length = int(headers.get("content-length") or 0)
+                    body = await reader.readexactly(length) if length else b""
+                keep = await self._respond(method, target, headers, body, writer)
+                if not keep or version != "HTTP/1.1" or headers.get("connection", "").lower() == "close":
+                    break
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError, ValueError):
+            pass
+        except asyncio.CancelledError:
+            # Only `stop` cancels these; ending quietly keeps asyncio from logging it as an error.
+            pass
+        finally:
+            self._tasks.discard(task)
+            writer.close()
+
+    async def _respond(
+        self, method: str, target: str, headers: dict[str, str], body: bytes, writer: asyncio.StreamWriter
+    ) -> bool:
+        path, _, query = target.partition("?")
+        try:
+            data = orjson.loads(body) if body else None
+        except orjson.JSONDecodeError:
+            data = None
+        if self.record:
+            self.requests.append(RecordedRequest(method, path, query, headers, data, body))
+        token = headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if self.require_key is not None and token != self.require_key:
+            return await _send(writer, _Response(401, orjson.dumps(_default_error(401, "", token))))
+        if path in self._listings:
+            return await _send(writer, self._serve_listing(self._listings[path], data))
+        if path.endswith("/chat/completions") and method == "POST":
+            return await self._chat(data, token, writer)
+        if path == "/v1/models":
+            models = [
+                {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
+                for model in self._scripts
+            ]
+            return await _send(writer, _Response(200, orjson.dumps({"object": "list", "data": models})))
+        error = _error_body(f"Unknown path {path}", "invalid_request_error", "unknown_url")
+        return await _send(writer, _Response(404, orjson.dumps(error)))
+
+    def _serve_listing(self, listing: _Listing, data: Any) -> _Response:
+        payload = listing.payload
+        if listing.keyed:
+            name = (data.get("model") or data.get("name")) if isinstance(data, dict) else None
+            if not isinstance(payload, dict) or name not in payload:
+                return _Response(404, orjson.dumps({"error": f"model '{name}' not found"}))
+            payload = payload[name]
+        raw, content_type = _encode(payload)
+        return _Response(listing.status, raw, content_type)
+
+    def _behaviour(self, model: str) -> Behaviour | None:
+        behaviour = self._scripts.get(model)
+        if behaviour is None and self.default_latency is not None:
+            behaviour = Behaviour(latency=self.default_latency)
+            self._scripts.setdefault(model, behaviour)
+        return behaviour
+
+    async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter) -> bool:
+        if not isinstance(data, dict):
+            error = _error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
+            return await _send(writer, _Response(400, orjson.dumps(error)))
+        model = str(data.get("model"))
+        behaviour = self._behaviour(model)
+        if behaviour is None:
+            return await _send(writer, _Response(404, orjson.dumps(_default_error(404, model, token))))
+        self.in_flight += 1
+        self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            latency = behaviour.latency
+            delay = random.uniform(*latency) if isinstance(latency, tuple) else latency
+            if delay > 0:
+                await asyncio.sleep(delay)
+            if behaviour.hang:
+                await asyncio.Event().wait()
+            extra = dict(behaviour.headers)
+            extra.setdefault("x-request-id", f"req_{next(self._ids)}")
+            failure = _failure(behaviour, model, token, data)
+            if failure is None and data.get("stream"):
+                return await self._stream(behaviour, model, data, extra, writer)
+            response = failure or _Response(200, orjson.dumps(self._completion(behaviour, model, data)))
+            return await _send(writer, response, extra, drop=behaviour.drop)
+        finally:
+            self.in_flight -= 1
+
+    def _answer(self, behaviour: Behaviour, model: str) -> str:
+        if behaviour.empty:
+            return ""
+        return behaviour.reply if behaviour.reply is not None else f"answer from {model}"
+
+    def _usage(self, behaviour: Behaviour, data: dict[str, Any], answer: str) -> dict[str, Any]:
+        if behaviour.usage is not None:
+            return behaviour.usage
+        prompt, completion = _tokens(_text_chars(data)), _tokens(len(answer))
+        return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+
+    def _completion(self, behaviour: Behaviour, model: str, data: dict[str, Any]) -> dict[str, Any]:
+        answer = self._answer(behaviour, model)
+        return {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer},
+                    "logprobs": None,
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": self._usage(behaviour, data, answer),
+        }
+
+    async def _stream(
+        self,
+        behaviour: Behaviour,
+        model: str,
+        data: dict[str, Any],
+        extra: dict[str, str],
+        writer: asyncio.StreamWriter,
+    ) -> bool:
+        answer = self._answer(behaviour, model)
+        options = data.get("stream_options")
+        with_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+        base: dict[str, Any] = {
+            "id": f"chatcmpl-{next(self._ids)}",
+            "object": "chat.completion.chunk",
+            "created": int(time.time()),
+            "model": model,
+        }
+
+        def chunk(delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            return {**base, "choices": [choice], **({"usage": None} if with_usage else {})}
+
+        events = [chunk({"role": "assistant", "content": ""}, None)]
+        events += [chunk({"content": piece}, None) for piece in _WORDS.findall(answer)]
+        events.append(chunk({}, "stop"))
+        if with_usage:
+            events.append({**base, "choices": [], "usage": self._usage(behaviour, data, answer)})
+        head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
+        head += "transfer-encoding: chunked\r\n" + "".join(f"{k}: {v}\r\n" for k, v in extra.items())
+        writer.write(head.encode("latin-1") + b"\r\n")
+        frames = [b"data: " + orjson.dumps(event) + b"\n\n" for event in events] + [b"data: [DONE]\n\n"]
+        for index, frame in enumerate(frames):
+            if index and behaviour.slow_stream > 0:
+                await asyncio.sleep(behaviour.slow_stream)
+            writer.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+            await writer.drain()
+            if behaviour.drop and index == 1:
+                return False
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        return True
+
+
+def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> _Response | None:
+    """The scripted error response, or None when the model answers normally."""
+    if behaviour.body is not None:
+        raw, content_type = _encode(behaviour.body)
+        return _Response(behaviour.status, raw, content_type)
+    if behaviour.plain_error is not None:
+        status = behaviour.status if behaviour.status != 200 else 502
+        return _Response(status, behaviour.plain_error.encode(), "text/plain; charset=utf-8")
+    if behaviour.gemini_error:
+        status = behaviour.status if behaviour.status != 200 else 429
+        error = {
+            "code": status,
+            "message": "Resource has been exhausted (e.g. check quota).",
+            "status": "RESOURCE_EXHAUSTED",
+        }
+        return _Response(status, orjson.dumps([{"error": error}]))
+    if behaviour.context_limit is not None:
+        limit = behaviour.context_limit
+        used = max(limit + 1, _tokens(_text_chars(data)))
+        message = (
+            f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
+            f"{used} tokens. Please reduce the length of the messages."
+        )
+        error = _error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
+        return _Response(400, orjson.dumps(error))
+    if behaviour.status != 200:
+        return _Response(behaviour.status, orjson.dumps(_default_error(behaviour.status, model, token)))
+    return None
+
+
+async def _send(
+    writer: asyncio.StreamWriter,
+    response: _Response,
+    headers: dict[str, str] | None = None,
+    *,
+    drop: bool = False,
+) -> bool:
+    """Write one response; with `drop`, announce the full length, send half, and hang up."""
+    lines = [
+        f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}",
+        f"content-type: {response.content_type}",
+        f"content-length: {len(response.body)}",
+    ]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    body = response.body[: len(response.body) // 2] if drop else response.body
+    writer.write(head + body)
+    await writer.drain()
+    return not drop
+
+
+async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
+    parts: list[bytes] = []
+    while True:
+        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+        if size == 0:
+            await reader.readuntil(b"\r\n")
+            return b"".join(parts)
+        parts.append(await reader.readexactly(size))
+        await reader.readexactly(2)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Fake OpenAI-compatible provider for load tests.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.05, help="seconds before every answer")
+    parser.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
+    args = parser.parse_args(argv)
+    fake = FakeUpstream(
+        args.port, host=args.host, default_latency=args.latency, require_key=args.require_key, record=False
+    )
+    try:
+        # Optional speed-up for load tests; plain asyncio works too.
+        import uvloop
+
+        runner: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    try:
+        runner(fake.serve_forever())
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
