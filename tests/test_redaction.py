@@ -94,7 +94,10 @@ def test_redact_messages_describes_audio_and_files() -> None:
                 "role": "user",
                 "content": [
                     {"type": "input_audio", "input_audio": {"data": audio, "format": "wav"}},
-                    {"type": "file", "file": {"filename": "a.pdf", "file_data": data_url(2048, "application/pdf")}},
+                    {
+                        "type": "file",
+                        "file": {"filename": "a.pdf", "file_data": data_url(2048, "application/pdf")},
+                    },
                 ],
             }
         ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import math
 import random
@@ -180,7 +181,9 @@ class FakeUpstream:
         `keyed` (default: on for `/api/show`): `payload` is a dict keyed by the posted `model` or
         `name`; an unknown name gets Ollama's 404.
         """
-        self._listings[path] = _Listing(payload, status, path.endswith("/api/show") if keyed is None else keyed)
+        self._listings[path] = _Listing(
+            payload, status, path.endswith("/api/show") if keyed is None else keyed
+        )
 
     def reset(self) -> None:
         self._scripts.clear()
@@ -339,7 +342,9 @@ class FakeUpstream:
 
     async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter) -> bool:
         if not isinstance(data, dict):
-            error = _error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
+            error = _error_body(
+                "We could not parse the JSON body of your request.", "invalid_request_error", None
+            )
             return await _send(writer, _Response(400, orjson.dumps(error)))
         model = str(data.get("model"))
         behaviour = self._behaviour(model)
@@ -515,10 +520,8 @@ def main(argv: list[str] | None = None) -> None:
         runner: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
     except ImportError:
         runner = asyncio.run
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         runner(fake.serve_forever())
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from benchwarmers.bench.collections import suggest, validate_collection
 from benchwarmers.catalog.facts import listed_facts
+from benchwarmers.catalog.modelsdev import load_catalog, provider_for
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.store import collections as collection_rows
 from benchwarmers.store import roster
@@ -130,6 +131,8 @@ class Admin:
     async def _record_listing(self, endpoint: dict[str, Any], listed: list[Any]) -> dict[str, Any]:
         now = time.time()
         added = gone = went_paid = 0
+        catalog = load_catalog(self.bench.settings.home / "models-dev.json")
+        hint = provider_for(endpoint["kind"], endpoint["base_url"])
         async with self.bench.write() as conn:
             existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
             seen: set[str] = set()
@@ -155,6 +158,8 @@ class Admin:
                                     "explorer pool until you acknowledge this alert"))
                     await roster.update_model(conn, pk, gone=False, last_seen=now)
                 await roster.replace_source_facts(conn, pk, "listing", facts)
+                known = catalog.lookup(model.model_id, hint)
+                await roster.replace_source_facts(conn, pk, "models.dev", listed_facts(known) if known else {})
             for model_id, row in existing.items():
                 if model_id not in seen and not row["gone"]:
                     await roster.update_model(conn, row["id"], gone=True)

@@ -11,6 +11,7 @@ import contextlib
 import functools
 import gzip
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.resources import files
@@ -346,10 +347,12 @@ def load_catalog(cache_path: Path | None = None) -> ModelsDev:
 
 def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(name)
     try:
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)  # readers see the old file or the new one, never half of one
     finally:
         tmp.unlink(missing_ok=True)
 

@@ -190,7 +190,9 @@ def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
         )
     if choice.get("error"):
         # OpenRouter reports a provider failure inside the choice.
-        raise classify_response(reply.status, reply.headers, orjson.dumps({"error": choice["error"]}), secrets)
+        raise classify_response(
+            reply.status, reply.headers, orjson.dumps({"error": choice["error"]}), secrets
+        )
     message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage")
@@ -221,7 +223,9 @@ class UpstreamPool:
             self._connections[name] = connection
         return connection
 
-    async def chat(self, endpoint: EndpointRef, body: bytes, timeout: float) -> ChatResult:
+    # The timeout is enforced inside with asyncio.timeout (covering the wait for a slot), so
+    # callers pass a number rather than wrapping the call themselves.
+    async def chat(self, endpoint: EndpointRef, body: bytes, timeout: float) -> ChatResult:  # noqa: ASYNC109
         """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
         url = endpoint.base_url.rstrip("/") + "/chat/completions"
         reply = await self._exchange(endpoint, "POST", url, body, timeout, send_key=True)
@@ -231,7 +235,12 @@ class UpstreamPool:
         return _chat_result(reply, secrets)
 
     async def request_json(
-        self, endpoint: EndpointRef, method: str, url: str, json: Any = None, timeout: float = 20.0
+        self,
+        endpoint: EndpointRef,
+        method: str,
+        url: str,
+        json: Any = None,
+        timeout: float = 20.0,  # noqa: ASYNC109
     ) -> Any:
         """Call a listing or admin URL and return its JSON.
 
@@ -257,7 +266,7 @@ class UpstreamPool:
         method: str,
         url: str,
         content: bytes | None,
-        timeout: float,
+        timeout: float,  # noqa: ASYNC109
         *,
         send_key: bool,
     ) -> _Reply:

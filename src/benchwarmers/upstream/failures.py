@@ -213,9 +213,7 @@ def classify_response(
         kind = FailureKind.rate_limited
     else:
         kind = _kind_for_status(effective)
-    retry_after = retry_after_seconds(
-        lowered, time.time(), include_resets=kind is FailureKind.rate_limited
-    )
+    retry_after = retry_after_seconds(lowered, time.time(), include_resets=kind is FailureKind.rate_limited)
     return UpstreamFailure(
         kind,
         message,

@@ -23,23 +23,14 @@ FetchJson = Callable[[str, str, Any | None], Awaitable[Any]]
 KINDS = ("openai", "openrouter", "groq", "mistral", "ollama", "lmstudio", "openwebui", "litellm")
 
 _WINDOW_KEYS = (
-    "context_length",
-    "context_window",
-    "max_context_length",
-    "top_provider.context_length",
-    "max_model_len",
-)
+    "context_length", "context_window", "max_context_length", "top_provider.context_length", "max_model_len"
+)  # fmt: skip
 _OUTPUT_KEYS = ("max_completion_tokens", "top_provider.max_completion_tokens", "max_output_tokens")
 _DEPRECATION_KEYS = ("deprecation", "deprecation_date", "expiration_date", "shutdown_date")
 _NOT_CHAT_TYPES = {"embedding", "embeddings"}
 _NOT_CHAT_MODES = {
-    "embedding",
-    "rerank",
-    "moderation",
-    "image_generation",
-    "audio_transcription",
-    "audio_speech",
-}
+    "embedding", "rerank", "moderation", "image_generation", "audio_transcription", "audio_speech"
+}  # fmt: skip
 _TEXT = frozenset({"text"})
 _TEXT_IMAGE = frozenset({"text", "image"})
 _OLLAMA_SHOW_CONCURRENCY = 4
@@ -157,9 +148,8 @@ def _entries(payload: Any, key: str) -> list[Mapping[str, Any]]:
     return [item for item in items if isinstance(item, Mapping)]
 
 
-def _local(model: ListedModel) -> ListedModel:
-    """Models served from the user's own machine cost nothing."""
-    return replace(model, price_prompt=0.0, price_completion=0.0, free=True)
+# Models served from the user's own machine cost nothing.
+_LOCAL: dict[str, Any] = {"price_prompt": 0.0, "price_completion": 0.0, "free": True}
 
 
 # --- parsers -------------------------------------------------------------------------------
@@ -226,14 +216,13 @@ def _lmstudio_v1_entry(entry: Mapping[str, Any]) -> ListedModel | None:
     loaded = [_as_int(_get(i, "config.context_length")) for i in entry.get("loaded_instances") or []]
     windows = [w for w in loaded if w is not None]
     architecture = _text(entry.get("architecture"))
-    return _local(
-        ListedModel(
-            model_id=model_id,
-            context_window=min(windows) if windows else _as_int(entry.get("max_context_length")),
-            input_kinds=_vision_kinds(_get(entry, "capabilities.vision")),
-            family=normalise_family(architecture) if architecture else None,
-            display_name=_text(entry.get("display_name")),
-        )
+    return ListedModel(
+        model_id=model_id,
+        context_window=min(windows) if windows else _as_int(entry.get("max_context_length")),
+        input_kinds=_vision_kinds(_get(entry, "capabilities.vision")),
+        family=normalise_family(architecture) if architecture else None,
+        display_name=_text(entry.get("display_name")),
+        **_LOCAL,
     )
 
 
@@ -243,13 +232,12 @@ def _lmstudio_v0_entry(entry: Mapping[str, Any]) -> ListedModel | None:
     if model_id is None or kind in _NOT_CHAT_TYPES:
         return None
     arch = _text(entry.get("arch"))
-    return _local(
-        ListedModel(
-            model_id=model_id,
-            context_window=_as_int(entry.get("max_context_length")),
-            input_kinds=_TEXT_IMAGE if kind == "vlm" else _TEXT if kind == "llm" else None,
-            family=normalise_family(arch) if arch else None,
-        )
+    return ListedModel(
+        model_id=model_id,
+        context_window=_as_int(entry.get("max_context_length")),
+        input_kinds=_TEXT_IMAGE if kind == "vlm" else _TEXT if kind == "llm" else None,
+        family=normalise_family(arch) if arch else None,
+        **_LOCAL,
     )
 
 
@@ -281,28 +269,22 @@ def parse_ollama(tags: Any, shows: Mapping[str, Any] | None = None) -> list[List
     """Ollama `GET /api/tags` plus each model's `POST /api/show` answer (`shows`: name → answer;
     a missing answer leaves that model's window and input kinds unknown). Model id = the tag name.
     Window: the runtime `num_ctx` when the Modelfile sets it, else `model_info[*.context_length]`."""
-    shows = shows or {}
-    models: list[ListedModel | None] = []
+    models: list[ListedModel] = []
     for tag in _entries(tags, "models"):
         name = _text(tag.get("name")) or _text(tag.get("model"))
-        if name is None:
-            continue
-        show = shows.get(name)
+        show = (shows or {}).get(name or "")
         show = show if isinstance(show, Mapping) else {}
-        capabilities = show.get("capabilities", tag.get("capabilities"))
-        if not _is_chat({"capabilities": capabilities}):
-            models.append(None)
+        capabilities = {"capabilities": show.get("capabilities", tag.get("capabilities"))}
+        if name is None or not _is_chat(capabilities):
             continue
         family = _text(_get(show, "details.family")) or _text(_get(tag, "details.family"))
-        kinds = _input_kinds({"capabilities": capabilities}) if isinstance(capabilities, list) else None
         models.append(
-            _local(
-                ListedModel(
-                    model_id=name,
-                    context_window=_ollama_window(show),
-                    input_kinds=kinds,
-                    family=normalise_family(family) if family else None,
-                )
+            ListedModel(
+                model_id=name,
+                context_window=_ollama_window(show),
+                input_kinds=_input_kinds(capabilities),
+                family=normalise_family(family) if family else None,
+                **_LOCAL,
             )
         )
     return _unique(models)
@@ -362,7 +344,7 @@ def parse_listing(kind: str, payload: Any, shows: Mapping[str, Any] | None = Non
 
 
 def _parse_local_generic(payload: Any) -> list[ListedModel]:
-    return [_local(model) for model in parse_openai(payload)]
+    return [replace(model, **_LOCAL) for model in parse_openai(payload)]
 
 
 async def _first_that_parses(

@@ -1,0 +1,101 @@
+"""A real `benchwarmers` server on 127.0.0.1 for end-to-end tests, and set-up helpers.
+
+The server runs uvicorn in its own thread and event loop, exactly as `benchwarmers serve` builds
+it (`create_app(settings)`); tests talk to it over real HTTP. Set-up goes through a separate
+`Bench` on the same database, as the CLI would (the server sees it via the changes log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import uvicorn
+
+from benchwarmers.bench.core import Bench
+from benchwarmers.server.app import create_app
+from benchwarmers.settings import Settings
+
+T = TypeVar("T")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class BenchServer:
+    def __init__(self, home: Path, **env: Any) -> None:
+        self.port = free_port()
+        self.settings = Settings(home=home, bind=f"127.0.0.1:{self.port}", **env)
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._server: uvicorn.Server | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def v1(self) -> str:
+        return f"{self.url}/v1"
+
+    def start(self) -> BenchServer:
+        config = uvicorn.Config(create_app(self.settings), host="127.0.0.1", port=self.port,
+                                log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name="bench-server", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + 15
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("bench server did not start")
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout=15)
+
+    @property
+    def bench(self) -> Bench:
+        """The server's own Bench (read its state; don't call it from the test thread's loop)."""
+        assert self._server is not None
+        return self._server.config.app.state.bench  # type: ignore[no-any-return]
+
+    def admin(self, action: Callable[[Bench], Awaitable[T]]) -> T:
+        """Run `action(bench)` on a separate Bench over the same database, like the CLI does."""
+
+        async def main() -> T:
+            async with Bench(self.settings, actor="test") as bench:
+                return await action(bench)
+
+        return asyncio.run(main())
+
+
+def add_fake_endpoint(server: BenchServer, fake: Any, name: str = "fake", *, models: list[dict[str, Any]],
+                      free_tier: bool = True, api_key: str | None = "sk-test-fake-provider-key-0001") -> None:
+    """Register the fake provider, serve `models` as its OpenRouter-style listing, and refresh it."""
+    fake.listing("/v1/models", {"object": "list", "data": models})
+
+    async def setup(bench: Bench) -> None:
+        await bench.admin.add_endpoint(name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier)
+        await bench.admin.refresh_endpoint(name)
+
+    server.admin(setup)
+
+
+def listed(model_id: str, window: int | None = 32_000, *, vision: bool = False, free: bool = True) -> dict[str, Any]:
+    """One OpenRouter-style listing entry."""
+    entry: dict[str, Any] = {
+        "id": model_id, "name": model_id,
+        "architecture": {"input_modalities": ["text", "image"] if vision else ["text"], "output_modalities": ["text"]},
+        "pricing": {"prompt": "0" if free else "0.000001", "completion": "0" if free else "0.000002"},
+    }
+    if window is not None:
+        entry["context_length"] = window
+    return entry

@@ -1,0 +1,78 @@
+"""The store: migrations from empty and again, settings, stored keys unreadable on disk."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import stat
+
+from sqlalchemy import inspect
+
+from benchwarmers.bench.core import Bench
+from benchwarmers.settings import Settings, parse_bind
+from benchwarmers.store.db import create_engine, migrate
+
+TABLES = {"alembic_version", "alerts", "changes", "collections", "decision_models", "endpoints", "gateway_keys",
+          "model_facts", "models", "panels", "roles", "seats", "settings", "verdicts"}
+
+
+def table_names(url: str) -> set[str]:
+    async def main() -> set[str]:
+        engine = create_engine(url)
+        await migrate(engine)
+        await migrate(engine)  # a second run is a no-op
+        async with engine.connect() as conn:
+            names = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
+            version = (await conn.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
+        await engine.dispose()
+        assert version == "0001"
+        return names
+
+    return asyncio.run(main())
+
+
+def test_migrations_create_everything_and_rerun_cleanly(tmp_path):
+    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+    assert table_names(url) == TABLES
+    assert table_names(url) == TABLES
+    with sqlite3.connect(tmp_path / "bench.db") as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_home_is_created_private_and_env_names_are_the_contract(tmp_path, monkeypatch):
+    home = tmp_path / "data" / "bench"
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    monkeypatch.setenv("BENCH_BIND", "127.0.0.1:9000")
+    monkeypatch.setenv("BENCHWARMERS_REQUIRE_KEYS", "1")
+    monkeypatch.setenv("BENCH_ALLOWED_ORIGINS", "https://app.example, https://b.example/")
+    monkeypatch.setenv("BENCHWARMERS_PUBLIC_URL", "https://bench.example/base")
+    settings = Settings()
+    assert settings.home == home
+    assert settings.db_url == f"sqlite+aiosqlite:///{home / 'bench.db'}"
+    assert settings.host_port() == ("127.0.0.1", 9000)
+    assert settings.keys_required is True
+    assert settings.origins == {"https://app.example", "https://b.example", "https://bench.example"}
+    assert settings.client == "builtin"
+    settings.ensure_home()
+    assert stat.S_IMODE(os.stat(home).st_mode) == 0o700
+    assert parse_bind("[::1]:8200") == ("::1", 8200)
+
+
+def test_a_stored_api_key_is_not_readable_in_the_database_file(tmp_path):
+    secret = "sk-canary-0123456789abcdefghijklmnop"
+
+    async def main() -> None:
+        async with Bench(Settings(home=tmp_path)) as bench:
+            await bench.admin.add_endpoint("p", "https://example.invalid/v1", api_key=secret)
+            snapshot = await bench.snapshot()
+            assert snapshot.endpoints["p"].ref.api_key == secret
+            listed = await bench.admin.list_endpoints()
+            assert listed[0]["api_key"] == "…mnop"
+
+    asyncio.run(main())
+    for name in os.listdir(tmp_path):
+        path = tmp_path / name
+        if path.is_file() and name != "secret.key":
+            assert secret.encode() not in path.read_bytes(), name
+    assert stat.S_IMODE(os.stat(tmp_path / "secret.key").st_mode) == 0o600
