@@ -43,8 +43,14 @@ class BenchServer:
         return f"{self.url}/v1"
 
     def start(self) -> BenchServer:
-        config = uvicorn.Config(create_app(self.settings), host="127.0.0.1", port=self.port,
-                                log_level="warning", lifespan="on", timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            create_app(self.settings),
+            host="127.0.0.1",
+            port=self.port,
+            log_level="warning",
+            lifespan="on",
+            timeout_graceful_shutdown=2,
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="bench-server", daemon=True)
         self._thread.start()
@@ -77,23 +83,38 @@ class BenchServer:
         return asyncio.run(main())
 
 
-def add_fake_endpoint(server: BenchServer, fake: Any, name: str = "fake", *, models: list[dict[str, Any]],
-                      free_tier: bool = True, api_key: str | None = "sk-test-fake-provider-key-0001") -> None:
+def add_fake_endpoint(
+    server: BenchServer,
+    fake: Any,
+    name: str = "fake",
+    *,
+    models: list[dict[str, Any]],
+    free_tier: bool = True,
+    api_key: str | None = "sk-test-fake-provider-key-0001",
+) -> None:
     """Register the fake provider, serve `models` as its OpenRouter-style listing, and refresh it."""
     fake.listing("/v1/models", {"object": "list", "data": models})
 
     async def setup(bench: Bench) -> None:
-        await bench.admin.add_endpoint(name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier)
+        await bench.admin.add_endpoint(
+            name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier
+        )
         await bench.admin.refresh_endpoint(name)
 
     server.admin(setup)
 
 
-def listed(model_id: str, window: int | None = 32_000, *, vision: bool = False, free: bool = True) -> dict[str, Any]:
+def listed(
+    model_id: str, window: int | None = 32_000, *, vision: bool = False, free: bool = True
+) -> dict[str, Any]:
     """One OpenRouter-style listing entry."""
     entry: dict[str, Any] = {
-        "id": model_id, "name": model_id,
-        "architecture": {"input_modalities": ["text", "image"] if vision else ["text"], "output_modalities": ["text"]},
+        "id": model_id,
+        "name": model_id,
+        "architecture": {
+            "input_modalities": ["text", "image"] if vision else ["text"],
+            "output_modalities": ["text"],
+        },
         "pricing": {"prompt": "0" if free else "0.000001", "completion": "0" if free else "0.000002"},
     }
     if window is not None:

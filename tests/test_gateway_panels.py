@@ -8,19 +8,30 @@ from openai import OpenAI
 
 from benchwarmers.bench.core import Bench
 from tests.benchserver import BenchServer
-from tests.fakes.upstream import FakeUpstream
 from tests.gateway_fixtures import ROSTER
 
 FAMILY = {
-    "llama-3.3-70b": "llama", "llama-3.1-8b": "llama", "qwen3-32b": "qwen", "qwen3-coder": "qwen",
-    "gemma-3-27b": "gemma", "mistral-small": "mistral", "deepseek-r1": "deepseek", "phi-4": "phi",
-    "glm-4.5-air": "glm", "kimi-k2": "kimi",
+    "llama-3.3-70b": "llama",
+    "llama-3.1-8b": "llama",
+    "qwen3-32b": "qwen",
+    "qwen3-coder": "qwen",
+    "gemma-3-27b": "gemma",
+    "mistral-small": "mistral",
+    "deepseek-r1": "deepseek",
+    "phi-4": "phi",
+    "glm-4.5-air": "glm",
+    "kimi-k2": "kimi",
 }
 
 
 def collection(server: BenchServer, name: str, members: list[str], **extra: object) -> None:
-    data = {"name": name, "members": [f"fake/{m}" for m in members], "description": f"{name} work",
-            "tags": ["test"], **extra}
+    data = {
+        "name": name,
+        "members": [f"fake/{m}" for m in members],
+        "description": f"{name} work",
+        "tags": ["test"],
+        **extra,
+    }
     server.admin(lambda bench: bench.admin.add_collection(data))
 
 
@@ -103,8 +114,12 @@ def test_failed_empty_and_slow_seats_are_each_named(bench_with_roster, client, f
     fake.script("gemma-3-27b", empty=True)
     fake.script("mistral-small", hang=True)
     bench_with_roster.admin(lambda b: b.admin.set_gateway(seat_timeout=0.5))
-    collection(bench_with_roster, "mixed", ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b", "mistral-small"],
-               max_explorers=0)
+    collection(
+        bench_with_roster,
+        "mixed",
+        ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b", "mistral-small"],
+        max_explorers=0,
+    )
     resp = ask(client, "bench/mixed")
     seats = {s["alias"].removeprefix("fake/"): s for s in resp.bench["seats"]}
     assert seats["llama-3.3-70b"]["status"] == "ok"
@@ -123,8 +138,10 @@ def test_failed_empty_and_slow_seats_are_each_named(bench_with_roster, client, f
 def test_every_seat_failing_still_answers_200(bench_with_roster, fake):
     fake.script("phi-4", status=503)
     collection(bench_with_roster, "broken", ["phi-4"], max_explorers=0)
-    response = httpx2.post(f"{bench_with_roster.v1}/chat/completions",
-                           json={"model": "bench/broken", "messages": [{"role": "user", "content": "hi"}]})
+    response = httpx2.post(
+        f"{bench_with_roster.v1}/chat/completions",
+        json={"model": "bench/broken", "messages": [{"role": "user", "content": "hi"}]},
+    )
     assert response.status_code == 200
     assert response.headers["x-request-id"] == response.json()["bench"]["panel"]
     assert response.json()["bench"]["seats"][0]["status"] == "error"
@@ -137,7 +154,12 @@ def test_request_fields_reach_every_seat_unchanged(bench_with_roster, client, fa
     assert [r.json["model"] for r in sent] == ["llama-3.3-70b", "qwen3-32b"]
     for request in sent:
         assert {k: request.json[k] for k in ("temperature", "max_tokens", "stop", "top_p", "seed")} == {
-            "temperature": 0.3, "max_tokens": 77, "stop": ["END"], "top_p": 0.9, "seed": 5}
+            "temperature": 0.3,
+            "max_tokens": 77,
+            "stop": ["END"],
+            "top_p": 0.9,
+            "seed": 5,
+        }
         assert request.json["messages"] == [{"role": "user", "content": "Review this function."}]
         assert request.json["stream"] is False
         assert "bench" not in request.json
@@ -146,17 +168,32 @@ def test_request_fields_reach_every_seat_unchanged(bench_with_roster, client, fa
 
 def test_nominees_are_seated_once_and_unknown_ones_refused(bench_with_roster, client):
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"])
-    bench = ask(client, "bench/pair", extra_body={"bench": {"with": ["fake/qwen3-32b", "fake/glm-4.5-air"]}}).bench
+    bench = ask(
+        client, "bench/pair", extra_body={"bench": {"with": ["fake/qwen3-32b", "fake/glm-4.5-air"]}}
+    ).bench
     assert [(s["seat"], s["alias"]) for s in bench["seats"][:3]] == [
-        ("member", "fake/llama-3.3-70b"), ("member", "fake/qwen3-32b"), ("nominee", "fake/glm-4.5-air")]
+        ("member", "fake/llama-3.3-70b"),
+        ("member", "fake/qwen3-32b"),
+        ("nominee", "fake/glm-4.5-air"),
+    ]
     assert len(bench["seats"]) == 5  # 2 members + 1 nominee + 2 explorers
-    response = httpx2.post(f"{bench_with_roster.v1}/chat/completions", json={
-        "model": "bench/pair", "messages": [{"role": "user", "content": "hi"}],
-        "bench": {"with": ["qwen3-coder"]}})
+    response = httpx2.post(
+        f"{bench_with_roster.v1}/chat/completions",
+        json={
+            "model": "bench/pair",
+            "messages": [{"role": "user", "content": "hi"}],
+            "bench": {"with": ["qwen3-coder"]},
+        },
+    )
     assert response.status_code == 400
-    assert response.json() == {"error": {
-        "message": "bench.with names 'qwen3-coder', which is not on the roster. Close matches: fake/qwen3-coder.",
-        "type": "invalid_request_error", "param": "bench.with", "code": "unknown_model"}}
+    assert response.json() == {
+        "error": {
+            "message": "bench.with names 'qwen3-coder', which is not on the roster. Close matches: fake/qwen3-coder.",
+            "type": "invalid_request_error",
+            "param": "bench.with",
+            "code": "unknown_model",
+        }
+    }
 
 
 def test_stream_with_usage_parses_in_the_sdk(bench_with_roster, client):
@@ -174,8 +211,12 @@ def test_stream_sends_pings_then_one_chunk_then_done(bench_with_roster, fake):
     fake.script("phi-4", latency=1.3)
     collection(bench_with_roster, "slow", ["phi-4"], max_explorers=0)
     bench_with_roster.admin(lambda b: b.admin.set_gateway(ping_interval=0.5))
-    with httpx2.stream("POST", f"{bench_with_roster.v1}/chat/completions", timeout=10, json={
-            "model": "bench/slow", "stream": True, "messages": [{"role": "user", "content": "hi"}]}) as response:
+    with httpx2.stream(
+        "POST",
+        f"{bench_with_roster.v1}/chat/completions",
+        timeout=10,
+        json={"model": "bench/slow", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
         text = "".join(response.iter_text())
     events = [e for e in text.split("\n\n") if e]
@@ -232,8 +273,10 @@ def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fa
     assert shown["facts"]["context_window"] == {"value": 20_000, "source": "learned"}
     # Now a 30k-token prompt is refused before any model is called.
     fake.clear()
-    response = httpx2.post(f"{bench_with_roster.v1}/chat/completions", json={
-        "model": "bench/g", "messages": [{"role": "user", "content": "y" * 110_000}]})
+    response = httpx2.post(
+        f"{bench_with_roster.v1}/chat/completions",
+        json={"model": "bench/g", "messages": [{"role": "user", "content": "y" * 110_000}]},
+    )
     assert response.status_code == 413
     assert fake.chat_requests == []
 
@@ -242,8 +285,11 @@ def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):
     fake.script("phi-4", hang=True)
     collection(bench_with_roster, "hang", ["phi-4", "kimi-k2"], max_explorers=0)
     with pytest.raises(httpx2.ReadTimeout):
-        httpx2.post(f"{bench_with_roster.v1}/chat/completions", timeout=1.0, json={
-            "model": "bench/hang", "messages": [{"role": "user", "content": "hi"}]})
+        httpx2.post(
+            f"{bench_with_roster.v1}/chat/completions",
+            timeout=1.0,
+            json={"model": "bench/hang", "messages": [{"role": "user", "content": "hi"}]},
+        )
 
     async def panels(bench: Bench):
         from benchwarmers.store import calls

@@ -13,8 +13,22 @@ from benchwarmers.bench.core import Bench
 from benchwarmers.settings import Settings, parse_bind
 from benchwarmers.store.db import create_engine, migrate
 
-TABLES = {"alembic_version", "alerts", "changes", "collections", "decision_models", "endpoints", "gateway_keys",
-          "model_facts", "models", "panels", "roles", "seats", "settings", "verdicts"}
+TABLES = {
+    "alembic_version",
+    "alerts",
+    "changes",
+    "collections",
+    "decision_models",
+    "endpoints",
+    "gateway_keys",
+    "model_facts",
+    "models",
+    "panels",
+    "roles",
+    "seats",
+    "settings",
+    "verdicts",
+}
 
 
 def table_names(url: str) -> set[str]:

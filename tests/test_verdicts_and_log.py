@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import orjson
 import httpx2
+import orjson
 from typer.testing import CliRunner
 
 from benchwarmers.bench.core import Bench
@@ -38,7 +38,8 @@ def test_seats_are_recorded_before_the_reply(bench_with_roster, client):
     assert panel["shape"] == "general"
     assert panel["request"]["messages"] == [{"role": "user", "content": "what is 2+2?"}]
     assert [(s["call"], s["status"], s["answer"]) for s in panel["seats"]] == [
-        (s["call"], s["status"], s["answer"]) for s in reply["seats"]]
+        (s["call"], s["status"], s["answer"]) for s in reply["seats"]
+    ]
     assert panel["owed"] == 4
     assert all(s["endpoint"] == "fake" and s["usage"]["total_tokens"] > 0 for s in panel["seats"])
 
@@ -57,7 +58,9 @@ def test_verdicts_are_idempotent_and_replacements_keep_history(bench_with_roster
     assert changed.json() == {"call": call, "recorded": True, "replaced": True}
     rows = history(bench_with_roster, call)
     assert [(r["useful"], r["current"], r["false"]) for r in rows] == [
-        (True, False, []), (False, True, ["invented API"])]
+        (True, False, []),
+        (False, True, ["invented API"]),
+    ]
     panels = httpx2.get(f"{bench_with_roster.url}/bench/panels").json()["data"]
     assert panels[0]["seats"][0]["verdict"]["useful"] is False
     assert panels[0]["owed"] == 1
@@ -73,9 +76,14 @@ def test_verdicts_are_idempotent_and_replacements_keep_history(bench_with_roster
 def test_verdict_refusals(bench_with_roster):
     unknown = verdict(bench_with_roster, {"call": "p20260101-000000-0000.member1", "useful": True})
     assert unknown.status_code == 404
-    assert unknown.json() == {"error": {
-        "message": "no call 'p20260101-000000-0000.member1': use a call id from a panel's bench.seats",
-        "type": "invalid_request_error", "param": "call", "code": "call_not_found"}}
+    assert unknown.json() == {
+        "error": {
+            "message": "no call 'p20260101-000000-0000.member1': use a call id from a panel's bench.seats",
+            "type": "invalid_request_error",
+            "param": "call",
+            "code": "call_not_found",
+        }
+    }
     malformed = verdict(bench_with_roster, {"call": "x", "useful": "yes"})
     assert malformed.status_code == 400
     assert malformed.json()["error"]["message"] == "verdict needs useful: true or false"
@@ -90,10 +98,14 @@ def test_cli_verdict_and_export(bench_with_roster, client, monkeypatch):
     seats = ask(client, "bench/pair", "export me").bench["seats"]
     monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
     runner = CliRunner()
-    result = runner.invoke(app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"])
+    result = runner.invoke(
+        app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output == f"{seats[0]['call']}: verdict recorded (useful)\n"
-    again = runner.invoke(app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"])
+    again = runner.invoke(
+        app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"]
+    )
     assert again.output == f"{seats[0]['call']}: the same verdict is already recorded; nothing written\n"
     none = runner.invoke(app, ["verdict", "nope.member1", "--useful"])
     assert none.exit_code == 1
@@ -108,4 +120,9 @@ def test_cli_verdict_and_export(bench_with_roster, client, monkeypatch):
     verdicts = runner.invoke(app, ["export", "verdicts"])
     [line] = [orjson.loads(x) for x in verdicts.output.splitlines()]
     assert (line["call"], line["useful"], line["note"], line["real"], line["alias"]) == (
-        seats[0]["call"], True, "good", ["a claim"], "fake/llama-3.3-70b")
+        seats[0]["call"],
+        True,
+        "good",
+        ["a claim"],
+        "fake/llama-3.3-70b",
+    )

@@ -173,6 +173,11 @@ class FakeUpstream:
     # -- scripting -------------------------------------------------------------------------
 
     def script(self, model_id: str, **behaviour: Any) -> None:
+        """Set how `model_id` answers; see `Behaviour` for the knobs (unknown ones raise TypeError).
+
+        `headers` ride on every response of that model; `body` replaces the response body
+        (any status, 200 included); error statuses without `body` get OpenAI-style bodies.
+        """
         self._scripts[model_id] = Behaviour(**behaviour)
 
     def listing(self, path: str, payload: Any, *, status: int = 200, keyed: bool | None = None) -> None:

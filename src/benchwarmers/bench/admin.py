@@ -41,11 +41,15 @@ def check_base_url(url: str) -> str:
 def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
     """An endpoint as shown anywhere: the stored key only as its last four characters."""
     return {
-        "name": row["name"], "base_url": row["base_url"], "kind": row["kind"],
+        "name": row["name"],
+        "base_url": row["base_url"],
+        "kind": row["kind"],
         "api_key_env": row["api_key_env"],
         "api_key": f"…{row['api_key_last4']}" if row.get("api_key_last4") else None,
-        "free_tier": bool(row["free_tier"]), "enabled": bool(row["enabled"]),
-        "refreshed_at": row["refreshed_at"], "refresh_error": row["refresh_error"],
+        "free_tier": bool(row["free_tier"]),
+        "enabled": bool(row["enabled"]),
+        "refreshed_at": row["refreshed_at"],
+        "refresh_error": row["refresh_error"],
     }
 
 
@@ -60,12 +64,19 @@ class Admin:
     # -- endpoints -----------------------------------------------------------------------------
 
     async def add_endpoint(
-        self, name: str, base_url: str, kind: str = "openai", *, api_key_env: str | None = None,
-        api_key: str | None = None, free_tier: bool = False,
+        self,
+        name: str,
+        base_url: str,
+        kind: str = "openai",
+        *,
+        api_key_env: str | None = None,
+        api_key: str | None = None,
+        free_tier: bool = False,
     ) -> dict[str, Any]:
         if not ENDPOINT_NAME.match(name):
             raise InvalidRequest(
-                f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'", param="name"
+                f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'",
+                param="name",
             )
         url = check_base_url(base_url)
         if kind not in KINDS:
@@ -76,18 +87,32 @@ class Admin:
             raise InvalidRequest(f"{api_key_env!r} is not an environment variable name", param="api_key_env")
         async with self.bench.write() as conn:
             if await roster.get_endpoint(conn, name):
-                raise Conflict(f"endpoint {name!r} exists already; remove it first or pick another name",
-                               param="name", code="endpoint_exists")
+                raise Conflict(
+                    f"endpoint {name!r} exists already; remove it first or pick another name",
+                    param="name",
+                    code="endpoint_exists",
+                )
             values = {
-                "name": name, "base_url": url, "kind": kind, "api_key_env": api_key_env,
+                "name": name,
+                "base_url": url,
+                "kind": kind,
+                "api_key_env": api_key_env,
                 "api_key_enc": self.bench.secrets.encrypt(api_key) if api_key else None,
-                "api_key_last4": api_key[-4:] if api_key else None, "free_tier": free_tier, "enabled": True,
+                "api_key_last4": api_key[-4:] if api_key else None,
+                "free_tier": free_tier,
+                "enabled": True,
             }
             await roster.insert_endpoint(conn, **values)
             row = await roster.get_endpoint(conn, name)
             assert row is not None
-            await record_change(conn, actor=self.actor, subject="endpoint", name=name, action="create",
-                                after=endpoint_public(row))
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="endpoint",
+                name=name,
+                action="create",
+                after=endpoint_public(row),
+            )
         return endpoint_public(row)
 
     async def list_endpoints(self) -> list[dict[str, Any]]:
@@ -105,8 +130,14 @@ class Admin:
         async with self.bench.write() as conn:
             row = await self._endpoint(conn, name)
             await roster.delete_endpoint(conn, row["id"])
-            await record_change(conn, actor=self.actor, subject="endpoint", name=name, action="delete",
-                                before=endpoint_public(row))
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="endpoint",
+                name=name,
+                action="delete",
+                before=endpoint_public(row),
+            )
         self.bench.upstream.forget(name)
 
     async def refresh_endpoint(self, name: str) -> dict[str, Any]:
@@ -114,8 +145,11 @@ class Admin:
         snapshot = await self.bench.snapshot()
         async with self.bench.read() as conn:
             row = await self._endpoint(conn, name)
-        ref = snapshot.endpoints[name].ref if name in snapshot.endpoints else EndpointRef(
-            name=name, base_url=row["base_url"], api_key=None, kind=row["kind"])
+        ref = (
+            snapshot.endpoints[name].ref
+            if name in snapshot.endpoints
+            else EndpointRef(name=name, base_url=row["base_url"], api_key=None, kind=row["kind"])
+        )
 
         async def fetch_json(method: str, url: str, body: Any | None) -> Any:
             return await self.bench.upstream.request_json(ref, method, url, json=body)
@@ -142,32 +176,50 @@ class Admin:
                 current = existing.get(model.model_id)
                 if current is None:
                     pk = await roster.insert_model(
-                        conn, alias=f"{endpoint['name']}/{model.model_id}", endpoint_id=endpoint["id"],
+                        conn,
+                        alias=f"{endpoint['name']}/{model.model_id}",
+                        endpoint_id=endpoint["id"],
                         model_id=model.model_id,
                     )
                     added += 1
                 else:
                     pk = current["id"]
-                    before = {f["fact"]: f["value"] for f in await roster.facts_of(conn, pk)
-                              if f["source"] == "listing"}
+                    before = {
+                        f["fact"]: f["value"]
+                        for f in await roster.facts_of(conn, pk)
+                        if f["source"] == "listing"
+                    }
                     if before.get("free") is True and facts.get("free") is False:
                         went_paid += 1
-                        await conn.execute(alerts.insert().values(
-                            kind="went_paid", subject=current["alias"], created_at=now,
-                            message=f"{current['alias']} was free and now has a price; it leaves the "
-                                    "explorer pool until you acknowledge this alert"))
+                        await conn.execute(
+                            alerts.insert().values(
+                                kind="went_paid",
+                                subject=current["alias"],
+                                created_at=now,
+                                message=f"{current['alias']} was free and now has a price; it leaves the "
+                                "explorer pool until you acknowledge this alert",
+                            )
+                        )
                     await roster.update_model(conn, pk, gone=False, last_seen=now)
                 await roster.replace_source_facts(conn, pk, "listing", facts)
                 known = catalog.lookup(model.model_id, hint)
-                await roster.replace_source_facts(conn, pk, "models.dev", listed_facts(known) if known else {})
+                await roster.replace_source_facts(
+                    conn, pk, "models.dev", listed_facts(known) if known else {}
+                )
             for model_id, row in existing.items():
                 if model_id not in seen and not row["gone"]:
                     await roster.update_model(conn, row["id"], gone=True)
                     gone += 1
             await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
             summary = {"listed": len(listed), "added": added, "gone": gone, "went_paid": went_paid}
-            await record_change(conn, actor=self.actor, subject="endpoint", name=endpoint["name"],
-                                action="refresh", after=summary)
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="endpoint",
+                name=endpoint["name"],
+                action="refresh",
+                after=summary,
+            )
         return summary
 
     # -- models ----------------------------------------------------------------------------------
@@ -181,13 +233,18 @@ class Admin:
         snapshot = await self.bench.snapshot()
         model = snapshot.models.get(alias)
         if model is None:
-            raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+            raise NotFound(
+                f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias"
+            )
         async with self.bench.read() as conn:
             facts = await roster.facts_of(conn, model.pk)
         data = model_public(model, time.time(), snapshot.went_paid)
         data["sources"] = sorted(
-            ({"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]}
-             for f in facts), key=lambda f: (f["fact"], f["source"]),
+            (
+                {"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]}
+                for f in facts
+            ),
+            key=lambda f: (f["fact"], f["source"]),
         )
         return data
 
@@ -210,8 +267,15 @@ class Admin:
             if changes.get("enabled") is not None:
                 await roster.update_model(conn, model.pk, enabled=bool(changes["enabled"]))
             after_facts = {k: v for k, v in changes.items() if v is not None}
-            await record_change(conn, actor=self.actor, subject="model", name=alias, action="update",
-                                before={k: before.get(k) for k in after_facts}, after=after_facts)
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="model",
+                name=alias,
+                action="update",
+                before={k: before.get(k) for k in after_facts},
+                after=after_facts,
+            )
         return await self.model(alias)
 
     # -- collections --------------------------------------------------------------------------
@@ -236,29 +300,44 @@ class Admin:
         clean = await self._validate(data)
         async with self.bench.write() as conn:
             if await collection_rows.get_collection(conn, clean["name"]):
-                raise Conflict(f"collection {clean['name']!r} exists already; use `collection edit`",
-                               param="name", code="collection_exists")
+                raise Conflict(
+                    f"collection {clean['name']!r} exists already; use `collection edit`",
+                    param="name",
+                    code="collection_exists",
+                )
             await collection_rows.insert_collection(conn, clean)
-            await record_change(conn, actor=self.actor, subject="collection", name=clean["name"],
-                                action="create", after=clean)
+            await record_change(
+                conn, actor=self.actor, subject="collection", name=clean["name"], action="create", after=clean
+            )
         return clean
 
     async def edit_collection(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
         before = await self.collection(name)
-        clean = await self._validate({**before, **{k: v for k, v in changes.items() if v is not None},
-                                      "name": name})
+        clean = await self._validate(
+            {**before, **{k: v for k, v in changes.items() if v is not None}, "name": name}
+        )
         async with self.bench.write() as conn:
-            await collection_rows.update_collection(conn, name, {k: v for k, v in clean.items() if k != "name"})
-            await record_change(conn, actor=self.actor, subject="collection", name=name, action="update",
-                                before=before, after=clean)
+            await collection_rows.update_collection(
+                conn, name, {k: v for k, v in clean.items() if k != "name"}
+            )
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="collection",
+                name=name,
+                action="update",
+                before=before,
+                after=clean,
+            )
         return clean
 
     async def remove_collection(self, name: str) -> None:
         before = await self.collection(name)
         async with self.bench.write() as conn:
             await collection_rows.delete_collection(conn, name)
-            await record_change(conn, actor=self.actor, subject="collection", name=name, action="delete",
-                                before=before)
+            await record_change(
+                conn, actor=self.actor, subject="collection", name=name, action="delete", before=before
+            )
 
     async def import_collections(self, items: list[dict[str, Any]]) -> dict[str, int]:
         """Create or replace each collection; all or nothing."""
@@ -273,12 +352,20 @@ class Admin:
                     created += 1
                 elif {k: before[k] for k in item} != item:
                     await collection_rows.update_collection(
-                        conn, item["name"], {k: v for k, v in item.items() if k != "name"})
+                        conn, item["name"], {k: v for k, v in item.items() if k != "name"}
+                    )
                     updated += 1
                 else:
                     continue
-                await record_change(conn, actor=self.actor, subject="collection", name=item["name"],
-                                    action="create" if before is None else "update", before=before, after=item)
+                await record_change(
+                    conn,
+                    actor=self.actor,
+                    subject="collection",
+                    name=item["name"],
+                    action="create" if before is None else "update",
+                    before=before,
+                    after=item,
+                )
         return {"created": created, "updated": updated, "unchanged": len(clean) - created - updated}
 
     # -- gateway settings ----------------------------------------------------------------------
@@ -291,12 +378,21 @@ class Admin:
             if unknown:
                 raise InvalidRequest(f"unknown gateway setting(s): {', '.join(sorted(unknown))}")
             await setting_rows.put_setting(conn, "gateway", after)
-            await record_change(conn, actor=self.actor, subject="setting", name="gateway", action="update",
-                                before=before, after=after)
+            await record_change(
+                conn,
+                actor=self.actor,
+                subject="setting",
+                name="gateway",
+                action="update",
+                before=before,
+                after=after,
+            )
         return after
 
 
-def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+def model_public(
+    model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()
+) -> dict[str, Any]:
     status = "ok"
     if model.gone:
         status = "gone"
@@ -309,10 +405,17 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
     elif not model.enabled:
         status = "disabled"
     return {
-        "alias": model.alias, "endpoint": model.endpoint, "model_id": model.model_id,
-        "enabled": model.enabled, "status": status, "cooldown_until": model.cooldown_until,
-        "context_window": model.window, "output_cap": model.output_cap, "vision": model.vision,
-        "free": model.free, "family": model.family, "retiring": model.retiring,
+        "alias": model.alias,
+        "endpoint": model.endpoint,
+        "model_id": model.model_id,
+        "enabled": model.enabled,
+        "status": status,
+        "cooldown_until": model.cooldown_until,
+        "context_window": model.window,
+        "output_cap": model.output_cap,
+        "vision": model.vision,
+        "free": model.free,
+        "family": model.family,
+        "retiring": model.retiring,
         "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
     }
-

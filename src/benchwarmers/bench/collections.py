@@ -79,13 +79,18 @@ def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Ite
     limits: dict[str, int | None] = {}
     for field in ("max_explorers", "max_calls"):
         value = data.get(field)
-        if value is not None:
-            if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 20:
-                raise InvalidRequest(f"{field} must be a whole number from 0 to 20", param=field)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 20):
+            raise InvalidRequest(f"{field} must be a whole number from 0 to 20", param=field)
         limits[field] = value
     return {
-        "name": name, "description": description, "tags": tags, "members": members, "shape": shape,
-        "reply": reply, "merger": merger, **limits,
+        "name": name,
+        "description": description,
+        "tags": tags,
+        "members": members,
+        "shape": shape,
+        "reply": reply,
+        "merger": merger,
+        **limits,
     }
 
 

@@ -114,11 +114,19 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
     by_id: dict[int, EndpointView] = {}
     for row in await roster.list_endpoints(conn):
         view = EndpointView(
-            id=row["id"], name=row["name"], base_url=row["base_url"], kind=row["kind"],
-            free_tier=bool(row["free_tier"]), enabled=bool(row["enabled"]),
-            api_key_env=row["api_key_env"], api_key_last4=row["api_key_last4"],
+            id=row["id"],
+            name=row["name"],
+            base_url=row["base_url"],
+            kind=row["kind"],
+            free_tier=bool(row["free_tier"]),
+            enabled=bool(row["enabled"]),
+            api_key_env=row["api_key_env"],
+            api_key_last4=row["api_key_last4"],
             ref=EndpointRef(
-                name=row["name"], base_url=row["base_url"], api_key=endpoint_key(row, secrets), kind=row["kind"]
+                name=row["name"],
+                base_url=row["base_url"],
+                api_key=endpoint_key(row, secrets),
+                kind=row["kind"],
             ),
         )
         snapshot.endpoints[view.name] = view
@@ -131,10 +139,16 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
         }
         endpoint = by_id[row["endpoint_id"]]
         snapshot.models[row["alias"]] = ModelView(
-            pk=row["id"], alias=row["alias"], endpoint=endpoint.name, model_id=row["model_id"],
-            enabled=bool(row["enabled"]) and endpoint.enabled, gone=bool(row["gone"]),
-            cooldown_until=row["cooldown_until"], failure_streak=row["failure_streak"] or 0,
-            facts=effective(by_source), free_tier_endpoint=endpoint.free_tier,
+            pk=row["id"],
+            alias=row["alias"],
+            endpoint=endpoint.name,
+            model_id=row["model_id"],
+            enabled=bool(row["enabled"]) and endpoint.enabled,
+            gone=bool(row["gone"]),
+            cooldown_until=row["cooldown_until"],
+            failure_streak=row["failure_streak"] or 0,
+            facts=effective(by_source),
+            free_tier_endpoint=endpoint.free_tier,
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
     snapshot.gateway = await setting_rows.gateway_limits(conn)

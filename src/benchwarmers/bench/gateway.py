@@ -55,22 +55,33 @@ class Gateway:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def prepare(self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str) -> PreparedPanel:
+    async def prepare(
+        self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str
+    ) -> PreparedPanel:
         snapshot = await self.bench.snapshot()
         history = await self.bench.fresh_history()
         prepared = prepare_panel(
-            snapshot=snapshot, history=history, body=body, body_bytes=body_bytes, caller=caller.name,
-            panel_id=panel_id, now=time.time(), rng=self.rng,
+            snapshot=snapshot,
+            history=history,
+            body=body,
+            body_bytes=body_bytes,
+            caller=caller.name,
+            panel_id=panel_id,
+            now=time.time(),
+            rng=self.rng,
         )
         if caller.collections is not None and prepared.collection["name"] not in caller.collections:
             raise Forbidden(
                 f"this gateway key may not call bench/{prepared.collection['name']}; it may call: "
                 f"{', '.join('bench/' + c for c in sorted(caller.collections)) or 'nothing'}",
-                param="model", code="collection_not_allowed",
+                param="model",
+                code="collection_not_allowed",
             )
         return prepared
 
-    async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> dict[str, Any] | None:
+    async def replay(
+        self, caller: Caller, body_hash: str, idempotency_key: str | None
+    ) -> dict[str, Any] | None:
         """The recorded reply when this request is a replay of one already answered (or running)."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
@@ -78,13 +89,20 @@ class Gateway:
         window = (await self.bench.snapshot()).gateway["replay_window"]
         async with self.bench.read() as conn:
             found = await calls.find_replay(
-                conn, caller=caller.name, request_hash=body_hash, idempotency_key=idempotency_key,
+                conn,
+                caller=caller.name,
+                request_hash=body_hash,
+                idempotency_key=idempotency_key,
                 since=time.time() - window,
             )
         return found["response"] if found else None
 
-    async def run(self, panel: PreparedPanel, idempotency_key: str | None = None,
-                  disconnected: asyncio.Event | None = None) -> dict[str, Any]:
+    async def run(
+        self,
+        panel: PreparedPanel,
+        idempotency_key: str | None = None,
+        disconnected: asyncio.Event | None = None,
+    ) -> dict[str, Any]:
         key = (panel.caller, idempotency_key or panel.request_hash)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
@@ -99,8 +117,9 @@ class Gateway:
         finally:
             self._inflight.pop(key, None)
 
-    async def _run(self, panel: PreparedPanel, idempotency_key: str | None,
-                   disconnected: asyncio.Event | None) -> dict[str, Any]:
+    async def _run(
+        self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
+    ) -> dict[str, Any]:
         snapshot = await self.bench.snapshot()
         started = time.perf_counter()
         outcomes = await run_seats(
@@ -114,13 +133,20 @@ class Gateway:
         await self.record(panel, outcomes, reply, idempotency_key, time.perf_counter() - started)
         return reply
 
-    def build_reply(self, panel: PreparedPanel, outcomes: list[SeatOutcome], note: str | None = None) -> dict[str, Any]:
+    def build_reply(
+        self, panel: PreparedPanel, outcomes: list[SeatOutcome], note: str | None = None
+    ) -> dict[str, Any]:
         seats = [seat_public(o) for o in outcomes]
         skipped = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
         name = panel.collection["name"]
         bench: dict[str, Any] = {
-            "panel": panel.panel_id, "collection": f"bench/{name}", "shape": panel.shape,
-            "shape_by": panel.shape_by, "reply": panel.reply, "seats": seats, "skipped": skipped,
+            "panel": panel.panel_id,
+            "collection": f"bench/{name}",
+            "shape": panel.shape,
+            "shape_by": panel.shape_by,
+            "reply": panel.reply,
+            "seats": seats,
+            "skipped": skipped,
             "verdict": verdict_hint(self.bench.public_base_url(), seats[0]["call"] if seats else None),
         }
         if note:
@@ -129,23 +155,49 @@ class Gateway:
         usage = sum_usage([o.usage for o in outcomes])
         return completion(panel.panel_id, panel.model_name, panel.created, content, usage, bench)
 
-    async def record(self, panel: PreparedPanel, outcomes: list[SeatOutcome], reply: dict[str, Any],
-                     idempotency_key: str | None, seconds: float) -> None:
+    async def record(
+        self,
+        panel: PreparedPanel,
+        outcomes: list[SeatOutcome],
+        reply: dict[str, Any],
+        idempotency_key: str | None,
+        seconds: float,
+    ) -> None:
         """Write the panel and every seat, and what the failures taught, before the reply leaves."""
         now = time.time()
         panel_row = {
-            "id": panel.panel_id, "created_at": panel.created, "collection": panel.collection["name"],
-            "reply": panel.reply, "shape": panel.shape, "shape_by": panel.shape_by, "caller": panel.caller,
-            "request": redacted_request(panel.body), "request_hash": panel.request_hash,
-            "idempotency_key": idempotency_key, "skipped": reply["bench"]["skipped"],
-            "note": reply["bench"].get("note"), "seconds": round(seconds, 3), "response": reply,
+            "id": panel.panel_id,
+            "created_at": panel.created,
+            "collection": panel.collection["name"],
+            "reply": panel.reply,
+            "shape": panel.shape,
+            "shape_by": panel.shape_by,
+            "caller": panel.caller,
+            "request": redacted_request(panel.body),
+            "request_hash": panel.request_hash,
+            "idempotency_key": idempotency_key,
+            "skipped": reply["bench"]["skipped"],
+            "note": reply["bench"].get("note"),
+            "seconds": round(seconds, 3),
+            "response": reply,
         }
         seat_rows = [
             {
-                "call": o.call, "panel_id": panel.panel_id, "position": i, "seat": o.seat, "alias": o.alias,
-                "endpoint": o.endpoint, "shape": panel.shape, "status": o.status, "seconds": o.seconds,
-                "answer": o.answer, "error": o.error, "error_kind": o.failure.kind.value if o.failure else None,
-                "usage": o.usage, "caller": panel.caller, "created_at": now,
+                "call": o.call,
+                "panel_id": panel.panel_id,
+                "position": i,
+                "seat": o.seat,
+                "alias": o.alias,
+                "endpoint": o.endpoint,
+                "shape": panel.shape,
+                "status": o.status,
+                "seconds": o.seconds,
+                "answer": o.answer,
+                "error": o.error,
+                "error_kind": o.failure.kind.value if o.failure else None,
+                "usage": o.usage,
+                "caller": panel.caller,
+                "created_at": now,
             }
             for i, o in enumerate(outcomes)
         ]
@@ -167,22 +219,44 @@ class Gateway:
                 row = await roster.get_model(conn, outcome.alias)
                 streak = (row["rate_limited_streak"] if row else 0) + 1
                 until = now + cooldown_seconds(failure.retry_after, streak)
-                await roster.update_model(conn, model.pk, cooldown_until=until, rate_limited_streak=streak,
-                                          failure_streak=model.failure_streak + 1, last_error=outcome.error)
-                await record_change(conn, actor="bench", subject="model", name=outcome.alias, action="cooldown",
-                                    after={"until": until, "streak": streak})
-            elif failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit:
+                await roster.update_model(
+                    conn,
+                    model.pk,
+                    cooldown_until=until,
+                    rate_limited_streak=streak,
+                    failure_streak=model.failure_streak + 1,
+                    last_error=outcome.error,
+                )
+                await record_change(
+                    conn,
+                    actor="bench",
+                    subject="model",
+                    name=outcome.alias,
+                    action="cooldown",
+                    after={"until": until, "streak": streak},
+                )
+            elif (
+                failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit
+            ):
                 lower = lowered_window(model.window, failure.context_limit)
                 if lower is not None:
                     await roster.set_fact(conn, model.pk, "context_window", "learned", lower)
-                    await record_change(conn, actor="bench", subject="model", name=outcome.alias,
-                                        action="learned", before={"context_window": model.window},
-                                        after={"context_window": lower})
-                await roster.update_model(conn, model.pk, failure_streak=model.failure_streak + 1,
-                                          last_error=outcome.error)
+                    await record_change(
+                        conn,
+                        actor="bench",
+                        subject="model",
+                        name=outcome.alias,
+                        action="learned",
+                        before={"context_window": model.window},
+                        after={"context_window": lower},
+                    )
+                await roster.update_model(
+                    conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error
+                )
             elif outcome.status == "error":
-                await roster.update_model(conn, model.pk, failure_streak=model.failure_streak + 1,
-                                          last_error=outcome.error)
+                await roster.update_model(
+                    conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error
+                )
             elif model.failure_streak or model.cooldown_until:
                 await roster.update_model(conn, model.pk, failure_streak=0, rate_limited_streak=0)
 
@@ -193,13 +267,19 @@ class Gateway:
         async with self.bench.write() as conn:
             seat = await calls.get_seat(conn, clean["call"])
             if seat is None:
-                raise NotFound(f"no call {clean['call']!r}: use a call id from a panel's bench.seats",
-                               param="call", code="call_not_found")
+                raise NotFound(
+                    f"no call {clean['call']!r}: use a call id from a panel's bench.seats",
+                    param="call",
+                    code="call_not_found",
+                )
             if caller.judges_own_only and seat["caller"] != caller.name:
-                raise Forbidden("this gateway key may judge only the calls it made", param="call",
-                                code="not_your_call")
+                raise Forbidden(
+                    "this gateway key may judge only the calls it made", param="call", code="not_your_call"
+                )
             current = await calls.current_verdict(conn, clean["call"])
-            same = current is not None and all(current[k] == clean[k] for k in ("useful", "note", "real", "false"))
+            same = current is not None and all(
+                current[k] == clean[k] for k in ("useful", "note", "real", "false")
+            )
             if same:
                 return {"call": clean["call"], "recorded": False, "replaced": False}
             await calls.insert_verdict(conn, {**clean, "caller": caller.name})
@@ -213,7 +293,9 @@ class Gateway:
 
 def parse_verdict(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise InvalidRequest('a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}')
+        raise InvalidRequest(
+            'a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}'
+        )
     call = data.get("call")
     if not isinstance(call, str) or not call:
         raise InvalidRequest("verdict needs call: the call id of the seat you judge", param="call")

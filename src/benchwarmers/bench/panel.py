@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers.bench import requests as req
-from benchwarmers.bench.collections import catalogue, close_matches, explorer_seats
+from benchwarmers.bench.collections import catalogue, close_matches
 from benchwarmers.bench.config import ModelView, Snapshot
 from benchwarmers.bench.ids import seat_call
 from benchwarmers.bench.seating import Candidate, Seat, SeatPlan, Skipped, plan_seats, too_small
@@ -67,10 +67,18 @@ def request_hash(body_bytes: bytes) -> str:
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
     useful, not_useful = history.counts.get((model.alias, shape), (0, 0))
     return Candidate(
-        alias=model.alias, family=model.family, free=model.free, enabled=model.enabled,
-        retiring=model.retiring, went_paid=model.alias in snapshot.went_paid,
-        cooldown_until=model.cooldown_until, window=model.window, vision=model.vision,
-        last_seated=history.last_seated.get((model.alias, shape)), useful=useful, not_useful=not_useful,
+        alias=model.alias,
+        family=model.family,
+        free=model.free,
+        enabled=model.enabled,
+        retiring=model.retiring,
+        went_paid=model.alias in snapshot.went_paid,
+        cooldown_until=model.cooldown_until,
+        window=model.window,
+        vision=model.vision,
+        last_seated=history.last_seated.get((model.alias, shape)),
+        useful=useful,
+        not_useful=not_useful,
     )
 
 
@@ -81,19 +89,22 @@ def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[dict[str, Any], 
         given = f"model {model!r} is not a collection" if model else "no model was given"
         raise InvalidRequest(
             f"{given}: ask for a collection as bench/<name>. {catalogue(snapshot.collections.values())}",
-            param="model", code="model_not_collection",
+            param="model",
+            code="model_not_collection",
         )
     collection = snapshot.collections.get(name.collection)
     if collection is None:
         raise NotFound(
             f"collection bench/{name.collection} does not exist. {catalogue(snapshot.collections.values())}",
-            param="model", code="model_not_found",
+            param="model",
+            code="model_not_found",
         )
     return collection, name
 
 
-def decide_shape(collection: dict[str, Any], options: req.BenchOptions, images: bool,
-                 shapes: dict[str, str]) -> tuple[str, str]:
+def decide_shape(
+    collection: dict[str, Any], options: req.BenchOptions, images: bool, shapes: dict[str, str]
+) -> tuple[str, str]:
     if collection.get("shape"):
         return collection["shape"], "set on the collection"
     if options.shape:
@@ -109,8 +120,15 @@ def decide_shape(collection: dict[str, Any], options: req.BenchOptions, images: 
 
 
 def prepare_panel(
-    *, snapshot: Snapshot, history: Any, body: dict[str, Any], body_bytes: bytes, caller: str,
-    panel_id: str, now: float, rng: random.Random,
+    *,
+    snapshot: Snapshot,
+    history: Any,
+    body: dict[str, Any],
+    body_bytes: bytes,
+    caller: str,
+    panel_id: str,
+    now: float,
+    rng: random.Random,
 ) -> PreparedPanel:
     collection, name = resolve_collection(snapshot, body.get("model"))
     options = req.parse_options(body)
@@ -135,7 +153,8 @@ def prepare_panel(
             f"the prompt is about {estimate:,} tokens, larger than the context window of {named}. "
             "Trim the prompt or pick a collection with larger windows (GET /v1/models shows "
             "each collection's together.context_window).",
-            param="messages", code="context_length_exceeded",
+            param="messages",
+            code="context_length_exceeded",
         )
     nominees: list[Candidate] = []
     for alias in options.nominees:
@@ -143,8 +162,11 @@ def prepare_panel(
         if model is None:
             found = close_matches(alias, snapshot.models)
             hint = f" Close matches: {', '.join(found)}." if found else " See GET /api/models for the roster."
-            raise InvalidRequest(f"bench.with names {alias!r}, which is not on the roster.{hint}",
-                                 param="bench.with", code="unknown_model")
+            raise InvalidRequest(
+                f"bench.with names {alias!r}, which is not on the roster.{hint}",
+                param="bench.with",
+                code="unknown_model",
+            )
         nominees.append(_candidate(model, shape, snapshot, history))
 
     limits = snapshot.gateway
@@ -152,10 +174,16 @@ def prepare_panel(
     max_calls = collection.get("max_calls")
     pool = [_candidate(m, shape, snapshot, history) for m in snapshot.models.values()]
     plan = plan_seats(
-        members, nominees, pool, estimate=estimate, images=images,
+        members,
+        nominees,
+        pool,
+        estimate=estimate,
+        images=images,
         max_explorers=limits["max_explorers"] if max_explorers is None else max_explorers,
         max_calls=limits["max_calls"] if max_calls is None else max_calls,
-        now=now, rng=rng, epsilon=float(limits.get("epsilon", 0.0)),
+        now=now,
+        rng=rng,
+        epsilon=float(limits.get("epsilon", 0.0)),
     )
     plan = SeatPlan(seats=plan.seats, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:
@@ -163,40 +191,49 @@ def prepare_panel(
             "no seat on this panel can take images: every member and nominee is blind or not known to "
             "see, and no free vision model is available for an explorer seat. Tick Vision / OCR for a "
             "model that can (`benchwarmers model set ALIAS --vision`) or pick a vision collection.",
-            param="messages", code="no_vision_seat",
+            param="messages",
+            code="no_vision_seat",
         )
     if not plan.seats:
         raise InvalidRequest(
             f"bench/{collection['name']} has no member that can be asked (see bench.skipped reasons: "
             f"{'; '.join(f'{s.alias}: {s.why}' for s in plan.skipped)}). Edit the collection.",
-            param="model", code="empty_panel",
+            param="model",
+            code="empty_panel",
         )
     stream_options = body.get("stream_options") or {}
     return PreparedPanel(
-        panel_id=panel_id, caller=caller, collection=collection, model_name=str(body["model"]),
-        reply=req.reply_mode(options, name, collection.get("reply") or "all"), shape=shape,
-        shape_by=shape_by, plan=plan, body=body, chat=ChatBody.from_request(body), content=content,
-        estimate=estimate, stream=bool(body.get("stream")),
+        panel_id=panel_id,
+        caller=caller,
+        collection=collection,
+        model_name=str(body["model"]),
+        reply=req.reply_mode(options, name, collection.get("reply") or "all"),
+        shape=shape,
+        shape_by=shape_by,
+        plan=plan,
+        body=body,
+        chat=ChatBody.from_request(body),
+        content=content,
+        estimate=estimate,
+        stream=bool(body.get("stream")),
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
-        request_hash=request_hash(body_bytes), created=now,
+        request_hash=request_hash(body_bytes),
+        created=now,
     )
 
 
-def planned_explorers(collection: dict[str, Any], snapshot: Snapshot) -> int:
-    return explorer_seats(collection, snapshot.gateway)
-
-
 async def run_seat(
-    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, timeout: float
+    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
 ) -> SeatOutcome:
     call = seat_call(panel.panel_id, seat.kind, seat.index)
     model = snapshot.models[seat.alias]
     endpoint = snapshot.endpoints[model.endpoint]
     started = time.perf_counter()
-    outcome = SeatOutcome(call=call, seat=seat.kind, alias=seat.alias, endpoint=endpoint.name,
-                          status="error", seconds=0.0)
+    outcome = SeatOutcome(
+        call=call, seat=seat.kind, alias=seat.alias, endpoint=endpoint.name, status="error", seconds=0.0
+    )
     try:
-        result = await pool.chat(endpoint.ref, panel.chat.for_model(model.model_id), timeout)
+        result = await pool.chat(endpoint.ref, panel.chat.for_model(model.model_id), seat_timeout)
     except UpstreamFailure as failure:
         outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
     except asyncio.CancelledError:
@@ -217,11 +254,16 @@ class _Cancelled(Exception):
 
 
 async def run_seats(
-    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, timeout: float,
+    pool: UpstreamPool,
+    snapshot: Snapshot,
+    panel: PreparedPanel,
+    seat_timeout: float,
     disconnected: asyncio.Event | None = None,
 ) -> list[SeatOutcome]:
     """Call every seat at once; when the client goes away, cancel those still running."""
-    tasks = [asyncio.ensure_future(run_seat(pool, snapshot, panel, seat, timeout)) for seat in panel.plan.seats]
+    tasks = [
+        asyncio.ensure_future(run_seat(pool, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats
+    ]
     waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
     try:
         pending = set(tasks)
@@ -244,11 +286,17 @@ async def run_seats(
             outcomes.append(exc.outcome)
         elif task.cancelled() or exc is not None:
             model = snapshot.models[seat.alias]
-            outcomes.append(SeatOutcome(
-                call=seat_call(panel.panel_id, seat.kind, seat.index), seat=seat.kind, alias=seat.alias,
-                endpoint=model.endpoint, status="error", seconds=0.0,
-                error=CANCELLED if task.cancelled() else f"internal error: {type(exc).__name__}",
-            ))
+            outcomes.append(
+                SeatOutcome(
+                    call=seat_call(panel.panel_id, seat.kind, seat.index),
+                    seat=seat.kind,
+                    alias=seat.alias,
+                    endpoint=model.endpoint,
+                    status="error",
+                    seconds=0.0,
+                    error=CANCELLED if task.cancelled() else f"internal error: {type(exc).__name__}",
+                )
+            )
         else:
             outcomes.append(task.result())
     return outcomes

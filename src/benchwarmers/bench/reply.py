@@ -19,8 +19,13 @@ def verdict_hint(base_url: str, first_call: str | None) -> str:
     return f"POST {base_url.rstrip('/')}/bench/verdict {orjson.dumps(example).decode()}"
 
 
-def render_markdown(panel_id: str, collection: str, seats: Sequence[dict[str, Any]],
-                    skipped: Sequence[dict[str, Any]], note: str | None = None) -> str:
+def render_markdown(
+    panel_id: str,
+    collection: str,
+    seats: Sequence[dict[str, Any]],
+    skipped: Sequence[dict[str, Any]],
+    note: str | None = None,
+) -> str:
     """One section per seat: who, how it went, how long, and the call id to judge it by."""
     lines = [f"# bench/{collection} · panel {panel_id}", ""]
     if note:
@@ -56,26 +61,34 @@ def sum_usage(usages: Sequence[dict[str, Any] | None]) -> dict[str, int]:
     return total
 
 
-def completion(panel_id: str, model: str, created: float, content: str, usage: dict[str, int],
-               bench: dict[str, Any]) -> dict[str, Any]:
+def completion(
+    panel_id: str, model: str, created: float, content: str, usage: dict[str, int], bench: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "id": f"chatcmpl-{panel_id}",
         "object": "chat.completion",
         "created": int(created),
         "model": model,
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop",
-             "logprobs": None}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
         ],
         "usage": usage,
         "bench": bench,
     }
 
 
-def _chunk(reply: dict[str, Any], delta: dict[str, Any], finish: str | None,
-           extra: dict[str, Any] | None = None) -> bytes:
+def _chunk(
+    reply: dict[str, Any], delta: dict[str, Any], finish: str | None, extra: dict[str, Any] | None = None
+) -> bytes:
     chunk: dict[str, Any] = {
-        "id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
+        "id": reply["id"],
+        "object": "chat.completion.chunk",
+        "created": reply["created"],
         "model": reply["model"],
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
         "usage": None,
@@ -94,8 +107,12 @@ def stream_chunks(reply: dict[str, Any], include_usage: bool) -> list[bytes]:
     ]
     if include_usage:
         usage_chunk = {
-            "id": reply["id"], "object": "chat.completion.chunk", "created": reply["created"],
-            "model": reply["model"], "choices": [], "usage": reply["usage"],
+            "id": reply["id"],
+            "object": "chat.completion.chunk",
+            "created": reply["created"],
+            "model": reply["model"],
+            "choices": [],
+            "usage": reply["usage"],
         }
         chunks.append(b"data: " + orjson.dumps(usage_chunk) + b"\n\n")
     chunks.append(b"data: [DONE]\n\n")

@@ -41,7 +41,7 @@ def parse_model_name(model: Any) -> ModelName | None:
     """`bench/<name>[:merged|:all]` → its parts; None when it is not a bench model name at all."""
     if not isinstance(model, str) or not model.startswith(PREFIX):
         return None
-    name, _, suffix = model[len(PREFIX):].partition(":")
+    name, _, suffix = model[len(PREFIX) :].partition(":")
     if suffix and suffix not in SUFFIXES:
         raise InvalidRequest(
             f"model {model!r} has an unknown suffix ':{suffix}'; use ':merged' or ':all'", param="model"

@@ -9,7 +9,9 @@ from benchwarmers.cli import ask, collections, endpoints, models, serve, verdict
 
 app = typer.Typer(
     help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
-    no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
 )
 app.command("serve")(serve.serve)
 app.command("ask")(ask.ask)

@@ -40,14 +40,21 @@ def ask(
         headers["authorization"] = f"Bearer {settings.key}"
     url = settings.url.rstrip("/") + "/v1/chat/completions"
     try:
-        with Progress(SpinnerColumn(), TextColumn(f"asking {model}"), TimeElapsedColumn(),
-                      console=err_console, transient=True) as progress:
+        with Progress(
+            SpinnerColumn(),
+            TextColumn(f"asking {model}"),
+            TimeElapsedColumn(),
+            console=err_console,
+            transient=True,
+        ) as progress:
             progress.add_task("ask", total=None)
             with httpx2.Client(timeout=httpx2.Timeout(900, connect=5), trust_env=False) as client:
                 response = client.post(url, content=orjson.dumps(body), headers=headers)
     except httpx2.ConnectError:
-        raise fail(f"no bench is answering at {settings.url}; start one with `benchwarmers serve` "
-                   "or set BENCHWARMERS_URL") from None
+        raise fail(
+            f"no bench is answering at {settings.url}; start one with `benchwarmers serve` "
+            "or set BENCHWARMERS_URL"
+        ) from None
     except httpx2.TimeoutException:
         raise fail(f"the bench at {settings.url} did not answer in time") from None
     try:
@@ -65,8 +72,10 @@ def ask(
 
 def show_reply(reply: dict[str, Any]) -> None:
     bench = reply["bench"]
-    console.print(f"{bench['collection']} · panel {bench['panel']} · shape {bench['shape']} ({bench['shape_by']})",
-                  markup=False)
+    console.print(
+        f"{bench['collection']} · panel {bench['panel']} · shape {bench['shape']} ({bench['shape_by']})",
+        markup=False,
+    )
     if bench.get("merger"):
         console.print(Markdown(reply["choices"][0]["message"]["content"]))
     for seat in bench["seats"]:
@@ -77,6 +86,9 @@ def show_reply(reply: dict[str, Any]) -> None:
             console.print(seat["error"] or "(empty answer)", markup=False)
     for skip in bench.get("skipped", []):
         console.print(f"skipped {skip['seat']} {skip['alias']}: {skip['why']}", markup=False)
-    table("call ids", ["call", "alias", "status"],
-          [(s["call"], s["alias"], s["status"]) for s in bench["seats"]])
+    table(
+        "call ids",
+        ["call", "alias", "status"],
+        [(s["call"], s["alias"], s["status"]) for s in bench["seats"]],
+    )
     console.print("judge each: benchwarmers verdict CALL --useful|--not-useful [--note ...]", markup=False)

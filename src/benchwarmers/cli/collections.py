@@ -14,8 +14,17 @@ from benchwarmers.cli.common import console, fail, print_json, table, with_bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
 
-EXPORT_FIELDS = ("name", "description", "tags", "members", "shape", "reply", "merger", "max_explorers",
-                 "max_calls")
+EXPORT_FIELDS = (
+    "name",
+    "description",
+    "tags",
+    "members",
+    "shape",
+    "reply",
+    "merger",
+    "max_explorers",
+    "max_calls",
+)
 
 
 def _public(collection: dict[str, Any]) -> dict[str, Any]:
@@ -23,12 +32,24 @@ def _public(collection: dict[str, Any]) -> dict[str, Any]:
 
 
 def _options(
-    member: list[str] | None, description: str | None, tag: list[str] | None, shape: str | None,
-    reply: str | None, merger: str | None, max_explorers: int | None, max_calls: int | None,
+    member: list[str] | None,
+    description: str | None,
+    tag: list[str] | None,
+    shape: str | None,
+    reply: str | None,
+    merger: str | None,
+    max_explorers: int | None,
+    max_calls: int | None,
 ) -> dict[str, Any]:
     return {
-        "members": member or None, "description": description, "tags": tag or None, "shape": shape,
-        "reply": reply, "merger": merger, "max_explorers": max_explorers, "max_calls": max_calls,
+        "members": member or None,
+        "description": description,
+        "tags": tag or None,
+        "shape": shape,
+        "reply": reply,
+        "merger": merger,
+        "max_explorers": max_explorers,
+        "max_calls": max_calls,
     }
 
 
@@ -45,9 +66,16 @@ MAX_CALLS = typer.Option(None, "--max-calls", help="seats at most, members inclu
 @app.command("add")
 @with_bench
 async def add(
-    bench: Bench, name: str = typer.Argument(...), member: list[str] = MEMBER, description: str = DESCRIPTION,
-    tag: list[str] = TAG, shape: str = SHAPE, reply: str = REPLY, merger: str = MERGER,
-    max_explorers: int = MAX_EXPLORERS, max_calls: int = MAX_CALLS,
+    bench: Bench,
+    name: str = typer.Argument(...),
+    member: list[str] = MEMBER,
+    description: str = DESCRIPTION,
+    tag: list[str] = TAG,
+    shape: str = SHAPE,
+    reply: str = REPLY,
+    merger: str = MERGER,
+    max_explorers: int = MAX_EXPLORERS,
+    max_calls: int = MAX_CALLS,
 ) -> None:
     """Create a collection."""
     options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
@@ -55,15 +83,24 @@ async def add(
     snapshot = await bench.snapshot()
     console.print(
         f"created bench/{created['name']}: {len(created['members'])} member(s) + "
-        f"{explorer_seats(created, snapshot.gateway)} explorer seat(s)", markup=False)
+        f"{explorer_seats(created, snapshot.gateway)} explorer seat(s)",
+        markup=False,
+    )
 
 
 @app.command("edit")
 @with_bench
 async def edit(
-    bench: Bench, name: str = typer.Argument(...), member: list[str] = MEMBER, description: str = DESCRIPTION,
-    tag: list[str] = TAG, shape: str = SHAPE, reply: str = REPLY, merger: str = MERGER,
-    max_explorers: int = MAX_EXPLORERS, max_calls: int = MAX_CALLS,
+    bench: Bench,
+    name: str = typer.Argument(...),
+    member: list[str] = MEMBER,
+    description: str = DESCRIPTION,
+    tag: list[str] = TAG,
+    shape: str = SHAPE,
+    reply: str = REPLY,
+    merger: str = MERGER,
+    max_explorers: int = MAX_EXPLORERS,
+    max_calls: int = MAX_CALLS,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
     options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
@@ -81,8 +118,14 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
         return
     snapshot = await bench.snapshot()
     rows = [
-        (f"bench/{c['name']}", ", ".join(c["members"]), explorer_seats(c, snapshot.gateway), c["shape"] or "auto",
-         c["reply"], c["description"])
+        (
+            f"bench/{c['name']}",
+            ", ".join(c["members"]),
+            explorer_seats(c, snapshot.gateway),
+            c["shape"] or "auto",
+            c["reply"],
+            c["description"],
+        )
         for c in collections
     ]
     table(None, ["model", "members", "explorers", "shape", "reply", "description"], rows)
@@ -105,7 +148,9 @@ async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
 
 @app.command("export")
 @with_bench
-async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
+async def export(
+    bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")
+) -> None:
     """Export every collection as JSON (import reads the same file back)."""
     data = [_public(c) for c in await bench.admin.list_collections()]
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
@@ -118,7 +163,9 @@ async def export(bench: Bench, file: Path = typer.Argument(None, help="write her
 
 @app.command("import")
 @with_bench
-async def import_(bench: Bench, file: Path = typer.Argument(..., help="a file written by `collection export`")) -> None:
+async def import_(
+    bench: Bench, file: Path = typer.Argument(..., help="a file written by `collection export`")
+) -> None:
     """Create or replace collections from an exported JSON file (all or nothing)."""
     try:
         data = orjson.loads(file.read_bytes())
@@ -127,5 +174,8 @@ async def import_(bench: Bench, file: Path = typer.Argument(..., help="a file wr
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise fail(f"{file} must hold a JSON list of collections, as `collection export` writes")
     result = await bench.admin.import_collections(data)
-    console.print(f"imported: {result['created']} created, {result['updated']} updated, "
-                  f"{result['unchanged']} unchanged", markup=False)
+    console.print(
+        f"imported: {result['created']} created, {result['updated']} updated, "
+        f"{result['unchanged']} unchanged",
+        markup=False,
+    )

@@ -10,7 +10,9 @@ from benchwarmers.cli.common import console, err_console, print_json, table, wit
 from benchwarmers.upstream.failures import UpstreamFailure
 from benchwarmers.upstream.listings import KINDS
 
-app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
+app = typer.Typer(
+    help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True
+)
 
 
 @app.command("add")
@@ -18,7 +20,9 @@ app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench
 async def add(
     bench: Bench,
     name: str = typer.Argument(..., help="a short name; models become <name>/<model id>"),
-    base_url: str = typer.Option(..., "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"),
+    base_url: str = typer.Option(
+        ..., "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"
+    ),
     kind: str = typer.Option("openai", "--kind", help=f"listing format: {', '.join(KINDS)}"),
     api_key_env: str = typer.Option(None, "--api-key-env", help="environment variable holding the API key"),
     api_key: str = typer.Option(None, "--api-key", help="API key to store encrypted (prefer --api-key-env)"),
@@ -42,8 +46,14 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
         print_json(endpoints)
         return
     rows = [
-        (e["name"], e["kind"], e["base_url"], e["api_key"] or (f"${e['api_key_env']}" if e["api_key_env"] else "-"),
-         "yes" if e["free_tier"] else "no", e["refresh_error"] or ("ok" if e["refreshed_at"] else "never refreshed"))
+        (
+            e["name"],
+            e["kind"],
+            e["base_url"],
+            e["api_key"] or (f"${e['api_key_env']}" if e["api_key_env"] else "-"),
+            "yes" if e["free_tier"] else "no",
+            e["refresh_error"] or ("ok" if e["refreshed_at"] else "never refreshed"),
+        )
         for e in endpoints
     ]
     table(None, ["name", "kind", "base URL", "key", "free tier", "last refresh"], rows)
@@ -55,8 +65,14 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
     """Read each endpoint's model listing and record what it says."""
     names = [name] if name else [e["name"] for e in await bench.admin.list_endpoints()]
     failed = 0
-    with Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                  console=err_console, transient=True) as progress:
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    ) as progress:
         task = progress.add_task("refreshing", total=len(names))
         for each in names:
             progress.update(task, description=f"refreshing {each}")
@@ -70,7 +86,9 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
             else:
                 progress.console.print(
                     f"{each}: {summary['listed']} models listed, {summary['added']} new, "
-                    f"{summary['gone']} gone", markup=False)
+                    f"{summary['gone']} gone",
+                    markup=False,
+                )
             progress.advance(task)
     if failed:
         raise typer.Exit(1)

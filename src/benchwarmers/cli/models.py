@@ -9,8 +9,9 @@ import typer
 from benchwarmers.bench.core import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
-app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True
+)
 
 
 def _window(value: int | None) -> str:
@@ -30,8 +31,14 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
         print_json(models)
         return
     rows = [
-        (m["alias"], _window(m["context_window"]), _yes(m["vision"]), _yes(m["free"]), m["family"] or "?",
-         m["status"])
+        (
+            m["alias"],
+            _window(m["context_window"]),
+            _yes(m["vision"]),
+            _yes(m["free"]),
+            m["family"] or "?",
+            m["status"],
+        )
         for m in models
     ]
     table(None, ["alias", "window", "images", "free", "family", "status"], rows)
@@ -39,8 +46,11 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
 
 @app.command("show")
 @with_bench
-async def show(bench: Bench, alias: str = typer.Argument(...),
-               as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+async def show(
+    bench: Bench,
+    alias: str = typer.Argument(...),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
     """Every fact about one model, with its source and when it was learned."""
     model = await bench.admin.model(alias)
     if as_json:
@@ -68,9 +78,12 @@ async def set_(
     enabled: bool = typer.Option(None, "--enable/--disable", help="may sit explorer seats"),
 ) -> None:
     """Override what the catalog says of a model (recorded in the changes log)."""
-    model = await bench.admin.set_model(alias, context=context, output=output, vision=vision, family=family,
-                                        free=free, enabled=enabled)
+    model = await bench.admin.set_model(
+        alias, context=context, output=output, vision=vision, family=family, free=free, enabled=enabled
+    )
     console.print(
         f"{model['alias']}: window {_window(model['context_window'])}, output {_window(model['output_cap'])}, "
         f"images {_yes(model['vision'])}, free {_yes(model['free'])}, family {model['family'] or '?'}, "
-        f"{'enabled' if model['enabled'] else 'disabled'}", markup=False)
+        f"{'enabled' if model['enabled'] else 'disabled'}",
+        markup=False,
+    )

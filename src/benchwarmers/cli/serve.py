@@ -11,7 +11,9 @@ from benchwarmers.settings import is_loopback
 
 
 def serve(
-    bind: str = typer.Option(None, "--bind", help="HOST:PORT to listen on (default BENCH_BIND or 127.0.0.1:8123)"),
+    bind: str = typer.Option(
+        None, "--bind", help="HOST:PORT to listen on (default BENCH_BIND or 127.0.0.1:8123)"
+    ),
 ) -> None:
     """Serve the bench: OpenAI-compatible gateway, verdicts, API and dashboard."""
     import uvicorn
@@ -34,9 +36,16 @@ def serve(
         )
     settings.ensure_home()
     console.print(f"Benchwarmers serving on http://{host}:{port}  (data in {settings.home})")
-    fast = importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
+    fast = (
+        importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
+    )
     uvicorn.run(
-        create_app(settings), host=host, port=port, log_level="warning", access_log=False,
-        loop="uvloop" if fast else "asyncio", http="httptools" if fast else "h11",
+        create_app(settings),
+        host=host,
+        port=port,
+        log_level="warning",
+        access_log=False,
+        loop="uvloop" if fast else "asyncio",
+        http="httptools" if fast else "h11",
         timeout_graceful_shutdown=5,
     )

@@ -34,8 +34,11 @@ async def verdict(
     if not result["recorded"]:
         console.print(f"{call}: the same verdict is already recorded; nothing written", markup=False)
     else:
-        console.print(f"{call}: {'replaced the earlier verdict' if result['replaced'] else 'verdict recorded'}"
-                      f" ({'useful' if useful else 'not useful'})", markup=False)
+        console.print(
+            f"{call}: {'replaced the earlier verdict' if result['replaced'] else 'verdict recorded'}"
+            f" ({'useful' if useful else 'not useful'})",
+            markup=False,
+        )
 
 
 class ExportKind(StrEnum):
@@ -45,25 +48,46 @@ class ExportKind(StrEnum):
 
 def _seat_line(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "call": row["call"], "panel": row["panel_id"], "collection": row["collection"], "seat": row["seat"],
-        "alias": row["alias"], "endpoint": row["endpoint"], "shape": row["shape"], "status": row["status"],
-        "seconds": row["seconds"], "answer": row["answer"], "error": row["error"], "usage": row["usage"],
-        "caller": row["caller"], "at": row["created_at"], "request": row["request"],
+        "call": row["call"],
+        "panel": row["panel_id"],
+        "collection": row["collection"],
+        "seat": row["seat"],
+        "alias": row["alias"],
+        "endpoint": row["endpoint"],
+        "shape": row["shape"],
+        "status": row["status"],
+        "seconds": row["seconds"],
+        "answer": row["answer"],
+        "error": row["error"],
+        "usage": row["usage"],
+        "caller": row["caller"],
+        "at": row["created_at"],
+        "request": row["request"],
     }
 
 
 def _verdict_line(row: dict[str, Any]) -> dict[str, Any]:
     return {
-        "call": row["call"], "panel": row["panel_id"], "alias": row["alias"], "shape": row["shape"],
-        "useful": row["useful"], "note": row["note"], "real": row["real"], "false": row["false"],
-        "caller": row["caller"], "current": row["current"], "at": row["created_at"],
+        "call": row["call"],
+        "panel": row["panel_id"],
+        "alias": row["alias"],
+        "shape": row["shape"],
+        "useful": row["useful"],
+        "note": row["note"],
+        "real": row["real"],
+        "false": row["false"],
+        "caller": row["caller"],
+        "current": row["current"],
+        "at": row["created_at"],
     }
 
 
 @with_bench
 async def export(
     bench: Bench,
-    kind: ExportKind = typer.Argument(..., help="calls (one seat per line) or verdicts (one verdict per line)"),
+    kind: ExportKind = typer.Argument(
+        ..., help="calls (one seat per line) or verdicts (one verdict per line)"
+    ),
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
     """Export the call log or the verdicts as JSON lines (images only as placeholders)."""

@@ -42,7 +42,10 @@ async def list_panels(request: Request) -> Response:
         raise InvalidRequest("before must be a time in epoch seconds", param="before") from None
     async with request.app.state.bench.read() as conn:
         panels = await calls.list_panels(
-            conn, limit=_limit(params.get("limit")), before=before_at, owed=owed,
+            conn,
+            limit=_limit(params.get("limit")),
+            before=before_at,
+            owed=owed,
             caller=caller.name if caller.judges_own_only else None,
         )
     return json_response({"object": "list", "data": panels})

@@ -24,9 +24,15 @@ STATUS_TYPES = {
 }
 
 
-def error_response(status: int, message: str, *, type_: str = "invalid_request_error",
-                   code: str | None = None, param: str | None = None,
-                   headers: dict[str, str] | None = None) -> Response:
+def error_response(
+    status: int,
+    message: str,
+    *,
+    type_: str = "invalid_request_error",
+    code: str | None = None,
+    param: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return json_response(body, status, headers)
 
@@ -34,15 +40,20 @@ def error_response(status: int, message: str, *, type_: str = "invalid_request_e
 def install(app: FastAPI) -> None:
     @app.exception_handler(BenchError)
     async def bench_error(_request: Request, exc: BenchError) -> Response:
-        return error_response(exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param,
-                              headers=exc.headers)
+        return error_response(
+            exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=exc.headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_request: Request, exc: RequestValidationError) -> Response:
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return error_response(400, f"{where or 'request'}: {first.get('msg', 'invalid request')}",
-                              code="invalid_request", param=where or None)
+        return error_response(
+            400,
+            f"{where or 'request'}: {first.get('msg', 'invalid request')}",
+            code="invalid_request",
+            param=where or None,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -52,13 +63,23 @@ def install(app: FastAPI) -> None:
             message = f"no route {request.method} {request.url.path}; see /v1/models, /v1/chat/completions"
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
-        return error_response(exc.status_code, message, type_=type_, code=code,
-                              headers=getattr(exc, "headers", None))
+        return error_response(
+            exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:
         request_id = request.headers.get("x-request-id") or getattr(request.state, "request_id", "")
-        log.error("unhandled %s on %s %s (request %s)", type(exc).__name__, request.method,
-                  request.url.path, request_id)
-        return error_response(500, f"internal error ({type(exc).__name__}); the server log has request "
-                              f"{request_id}", type_="server_error", code="internal_error")
+        log.error(
+            "unhandled %s on %s %s (request %s)",
+            type(exc).__name__,
+            request.method,
+            request.url.path,
+            request_id,
+        )
+        return error_response(
+            500,
+            f"internal error ({type(exc).__name__}); the server log has request {request_id}",
+            type_="server_error",
+            code="internal_error",
+        )

@@ -32,9 +32,14 @@ def together(collection: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
 def model_entries(collection: dict[str, Any], snapshot: Snapshot) -> list[dict[str, Any]]:
     """A collection as a model, then again in its other reply mode (for clients that only pick names)."""
     base = {
-        "object": "model", "created": int(collection.get("created_at") or 0), "owned_by": "benchwarmers",
-        "description": collection["description"], "tags": collection["tags"], "members": collection["members"],
-        "shape": collection["shape"], "explorers": explorer_seats(collection, snapshot.gateway),
+        "object": "model",
+        "created": int(collection.get("created_at") or 0),
+        "owned_by": "benchwarmers",
+        "description": collection["description"],
+        "tags": collection["tags"],
+        "members": collection["members"],
+        "shape": collection["shape"],
+        "explorers": explorer_seats(collection, snapshot.gateway),
         "together": together(collection, snapshot),
     }
     own = collection["reply"]
@@ -81,7 +86,8 @@ async def chat_completions(request: Request) -> Response:
     disconnected = asyncio.Event()
     if panel.stream:
         return StreamingResponse(
-            _stream(bench, panel, idempotency_key, disconnected), media_type="text/event-stream",
+            _stream(bench, panel, idempotency_key, disconnected),
+            media_type="text/event-stream",
             headers={**headers, "cache-control": "no-store", "x-accel-buffering": "no"},
         )
     watcher = asyncio.ensure_future(_watch_disconnect(request, disconnected))
@@ -109,8 +115,9 @@ def _answer(reply: dict[str, Any], stream: bool, include_usage: bool) -> Respons
     return StreamingResponse(replayed(), media_type="text/event-stream", headers=headers)
 
 
-async def _stream(bench: Any, panel: Any, idempotency_key: str | None,
-                  disconnected: asyncio.Event) -> AsyncIterator[bytes]:
+async def _stream(
+    bench: Any, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event
+) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply as one chunk. A client that leaves cancels
     the seats still running; the panel is still recorded (the task outlives this generator)."""
     interval = float((await bench.snapshot()).gateway["ping_interval"])

@@ -28,13 +28,15 @@ async def find_replay(
     conn: AsyncConnection, *, caller: str, request_hash: str, idempotency_key: str | None, since: float
 ) -> dict | None:
     """The recorded reply to the same request from the same caller, if one is recent enough."""
-    if idempotency_key:
-        match = panels.c.idempotency_key == idempotency_key
-    else:
-        match = panels.c.request_hash == request_hash
+    # An Idempotency-Key names the request; without one, the same body from the same caller does.
+    match = panels.c.idempotency_key == idempotency_key if idempotency_key else panels.c.request_hash == request_hash
     query = (
         select(panels.c.id, panels.c.response)
-        .where(and_(panels.c.caller == caller, match, panels.c.created_at >= since, panels.c.response.is_not(None)))
+        .where(
+            and_(
+                panels.c.caller == caller, match, panels.c.created_at >= since, panels.c.response.is_not(None)
+            )
+        )
         .order_by(panels.c.created_at.desc())
         .limit(1)
     )
@@ -107,8 +109,13 @@ def _verdict_public(row: dict | None) -> dict | None:
 
 
 async def list_panels(
-    conn: AsyncConnection, *, limit: int = 20, before: float | None = None, owed: bool = False,
-    caller: str | None = None, panel_id: str | None = None,
+    conn: AsyncConnection,
+    *,
+    limit: int = 20,
+    before: float | None = None,
+    owed: bool = False,
+    caller: str | None = None,
+    panel_id: str | None = None,
 ) -> list[dict]:
     """Recent panels, newest first, each with its seats and their current verdicts."""
     query = select(panels).order_by(panels.c.created_at.desc()).limit(limit)
@@ -142,17 +149,26 @@ async def list_panels(
         if data[verdicts.c.id] is not None:
             verdict = _verdict_public(
                 {
-                    "useful": data[verdicts.c.useful], "note": data[verdicts.c.note],
-                    "real": data[verdicts.c.real], "false": data[verdicts.c.false],
-                    "caller": data[verdicts.c.caller], "created_at": data[verdicts.c.created_at],
+                    "useful": data[verdicts.c.useful],
+                    "note": data[verdicts.c.note],
+                    "real": data[verdicts.c.real],
+                    "false": data[verdicts.c.false],
+                    "caller": data[verdicts.c.caller],
+                    "created_at": data[verdicts.c.created_at],
                 }
             )
         by_panel[data[seats.c.panel_id]].append(
             {
-                "call": data[seats.c.call], "seat": data[seats.c.seat], "alias": data[seats.c.alias],
-                "endpoint": data[seats.c.endpoint], "status": data[seats.c.status],
-                "seconds": data[seats.c.seconds], "answer": data[seats.c.answer], "error": data[seats.c.error],
-                "usage": data[seats.c.usage], "verdict": verdict,
+                "call": data[seats.c.call],
+                "seat": data[seats.c.seat],
+                "alias": data[seats.c.alias],
+                "endpoint": data[seats.c.endpoint],
+                "status": data[seats.c.status],
+                "seconds": data[seats.c.seconds],
+                "answer": data[seats.c.answer],
+                "error": data[seats.c.error],
+                "usage": data[seats.c.usage],
+                "verdict": verdict,
             }
         )
     result = []
@@ -161,10 +177,18 @@ async def list_panels(
         judgeable = [s for s in panel_seats if s["status"] != "error" and s["seat"] != "decision"]
         result.append(
             {
-                "id": panel["id"], "created": panel["created_at"], "collection": panel["collection"],
-                "reply": panel["reply"], "shape": panel["shape"], "shape_by": panel["shape_by"],
-                "caller": panel["caller"], "seconds": panel["seconds"], "note": panel["note"],
-                "skipped": panel["skipped"], "request": panel["request"], "seats": panel_seats,
+                "id": panel["id"],
+                "created": panel["created_at"],
+                "collection": panel["collection"],
+                "reply": panel["reply"],
+                "shape": panel["shape"],
+                "shape_by": panel["shape_by"],
+                "caller": panel["caller"],
+                "seconds": panel["seconds"],
+                "note": panel["note"],
+                "skipped": panel["skipped"],
+                "request": panel["request"],
+                "seats": panel_seats,
                 "owed": sum(1 for s in judgeable if s["verdict"] is None),
             }
         )
