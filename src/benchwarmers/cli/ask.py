@@ -46,6 +46,7 @@ def ask(
             TimeElapsedColumn(),
             console=err_console,
             transient=True,
+            disable=not err_console.is_terminal,
         ) as progress:
             progress.add_task("ask", total=None)
             with httpx2.Client(timeout=httpx2.Timeout(900, connect=5), trust_env=False) as client:

@@ -72,6 +72,7 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
         TimeElapsedColumn(),
         console=err_console,
         transient=True,
+        disable=not err_console.is_terminal,
     ) as progress:
         task = progress.add_task("refreshing", total=len(names))
         for each in names:
@@ -82,9 +83,9 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
                 if name:
                     raise
                 failed += 1
-                progress.console.print(f"{each}: failed: {exc}", markup=False)
+                console.print(f"{each}: failed: {exc}", markup=False)
             else:
-                progress.console.print(
+                console.print(
                     f"{each}: {summary['listed']} models listed, {summary['added']} new, "
                     f"{summary['gone']} gone",
                     markup=False,
