@@ -9,14 +9,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.ids import PanelIds
-from benchwarmers.bench.learning import cooldown_seconds, lowered_window
+from benchwarmers.bench.learning import learn_from_seats
 from benchwarmers.bench.panel import PreparedPanel, SeatOutcome, prepare_panel, run_seats
 from benchwarmers.bench.reply import completion, render_markdown, seat_public, sum_usage, verdict_hint
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
 from benchwarmers.redaction import redact_messages, scrub_text
-from benchwarmers.store import calls, roster
-from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.failures import FailureKind
+from benchwarmers.store import calls
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core import Bench
@@ -55,9 +53,7 @@ class Gateway:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def prepare(
-        self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str
-    ) -> PreparedPanel:
+    async def prepare(self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str) -> PreparedPanel:
         snapshot = await self.bench.snapshot()
         history = await self.bench.fresh_history()
         prepared = prepare_panel(
@@ -79,9 +75,7 @@ class Gateway:
             )
         return prepared
 
-    async def replay(
-        self, caller: Caller, body_hash: str, idempotency_key: str | None
-    ) -> dict[str, Any] | None:
+    async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> dict[str, Any] | None:
         """The recorded reply when this request is a replay of one already answered (or running)."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
@@ -133,9 +127,7 @@ class Gateway:
         await self.record(panel, outcomes, reply, idempotency_key, time.perf_counter() - started)
         return reply
 
-    def build_reply(
-        self, panel: PreparedPanel, outcomes: list[SeatOutcome], note: str | None = None
-    ) -> dict[str, Any]:
+    def build_reply(self, panel: PreparedPanel, outcomes: list[SeatOutcome], note: str | None = None) -> dict[str, Any]:
         seats = [seat_public(o) for o in outcomes]
         skipped = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
         name = panel.collection["name"]
@@ -203,62 +195,10 @@ class Gateway:
         ]
         async with self.bench.write() as conn:
             await calls.insert_panel(conn, panel_row, seat_rows)
-            await self._learn(conn, outcomes, now)
+            await learn_from_seats(conn, await self.bench.snapshot(), outcomes, now)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS:
                 self.bench.history.last_seated[(o.alias, panel.shape)] = now
-
-    async def _learn(self, conn: Any, outcomes: list[SeatOutcome], now: float) -> None:
-        snapshot = await self.bench.snapshot()
-        for outcome in outcomes:
-            model = snapshot.models.get(outcome.alias)
-            if model is None:
-                continue
-            failure = outcome.failure
-            if failure is not None and failure.kind is FailureKind.rate_limited:
-                row = await roster.get_model(conn, outcome.alias)
-                streak = (row["rate_limited_streak"] if row else 0) + 1
-                until = now + cooldown_seconds(failure.retry_after, streak)
-                await roster.update_model(
-                    conn,
-                    model.pk,
-                    cooldown_until=until,
-                    rate_limited_streak=streak,
-                    failure_streak=model.failure_streak + 1,
-                    last_error=outcome.error,
-                )
-                await record_change(
-                    conn,
-                    actor="bench",
-                    subject="model",
-                    name=outcome.alias,
-                    action="cooldown",
-                    after={"until": until, "streak": streak},
-                )
-            elif (
-                failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit
-            ):
-                lower = lowered_window(model.window, failure.context_limit)
-                if lower is not None:
-                    await roster.set_fact(conn, model.pk, "context_window", "learned", lower)
-                    await record_change(
-                        conn,
-                        actor="bench",
-                        subject="model",
-                        name=outcome.alias,
-                        action="learned",
-                        before={"context_window": model.window},
-                        after={"context_window": lower},
-                    )
-                await roster.update_model(
-                    conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error
-                )
-            elif outcome.status == "error":
-                await roster.update_model(
-                    conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error
-                )
-            elif model.failure_streak or model.cooldown_until:
-                await roster.update_model(conn, model.pk, failure_streak=0, rate_limited_streak=0)
 
     # -- verdicts ----------------------------------------------------------------------------
 
@@ -273,13 +213,9 @@ class Gateway:
                     code="call_not_found",
                 )
             if caller.judges_own_only and seat["caller"] != caller.name:
-                raise Forbidden(
-                    "this gateway key may judge only the calls it made", param="call", code="not_your_call"
-                )
+                raise Forbidden("this gateway key may judge only the calls it made", param="call", code="not_your_call")
             current = await calls.current_verdict(conn, clean["call"])
-            same = current is not None and all(
-                current[k] == clean[k] for k in ("useful", "note", "real", "false")
-            )
+            same = current is not None and all(current[k] == clean[k] for k in ("useful", "note", "real", "false"))
             if same:
                 return {"call": clean["call"], "recorded": False, "replaced": False}
             await calls.insert_verdict(conn, {**clean, "caller": caller.name})
@@ -293,9 +229,7 @@ class Gateway:
 
 def parse_verdict(data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
-        raise InvalidRequest(
-            'a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}'
-        )
+        raise InvalidRequest('a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}')
     call = data.get("call")
     if not isinstance(call, str) or not call:
         raise InvalidRequest("verdict needs call: the call id of the seat you judge", param="call")
