@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
 from benchwarmers.store import collections as collection_rows
+from benchwarmers.store import decisions as decision_rows
 from benchwarmers.store import roster
 from benchwarmers.store import settings as setting_rows
 from benchwarmers.store.changes import config_version
@@ -96,6 +97,7 @@ class Snapshot:
     gateway: dict[str, Any] = field(default_factory=dict)
     shapes: dict[str, str] = field(default_factory=dict)
     went_paid: frozenset[str] = frozenset()
+    decision_models: list[dict[str, Any]] = field(default_factory=list)
     loaded_at: float = field(default_factory=time.time)
 
 
@@ -154,4 +156,5 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
     snapshot.gateway = await setting_rows.gateway_limits(conn)
     snapshot.shapes = await setting_rows.shapes(conn)
     snapshot.went_paid = frozenset(await setting_rows.unacknowledged_subjects(conn, "went_paid"))
+    snapshot.decision_models = await decision_rows.list_decision_models(conn)
     return snapshot

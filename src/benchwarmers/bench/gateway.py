@@ -5,19 +5,55 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.ids import PanelIds
+import orjson
+
+from benchwarmers.bench.config import Snapshot
+from benchwarmers.bench.ids import PanelIds, seat_call
 from benchwarmers.bench.learning import learn_from_seats
-from benchwarmers.bench.panel import PreparedPanel, SeatOutcome, prepare_panel, run_seats
-from benchwarmers.bench.reply import completion, render_markdown, seat_public, sum_usage, verdict_hint
+from benchwarmers.bench.merge import merger_candidates, plan_merger
+from benchwarmers.bench.panel import (
+    PreparedPanel,
+    SeatOutcome,
+    call_model,
+    fixed_shape,
+    read_request,
+    run_seats,
+    seat_panel,
+)
+from benchwarmers.bench.reply import (
+    completion,
+    render_markdown,
+    render_merged,
+    seat_public,
+    sum_usage,
+    verdict_hint,
+)
+from benchwarmers.bench.requests import request_text
+from benchwarmers.bench.shapes import Shapes
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
 from benchwarmers.redaction import redact_messages, scrub_text
 from benchwarmers.store import calls
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core import Bench
+
+
+@dataclass
+class Merged:
+    """What merged mode produced: the merger's call (if one was made), the order it saw, a note."""
+
+    outcome: SeatOutcome | None = None
+    order: list[str] = field(default_factory=list)
+    rule: str = ""
+    note: str | None = None
+
+    def public(self) -> dict[str, Any] | None:
+        if self.outcome is None:
+            return None
+        return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
 
 
 @dataclass(frozen=True)
@@ -40,6 +76,7 @@ class Gateway:
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
         self.ids = PanelIds()
+        self.shapes = Shapes(bench)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
@@ -54,25 +91,34 @@ class Gateway:
         return self.ids.new()
 
     async def prepare(self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str) -> PreparedPanel:
+        """Everything that can refuse a request happens here, before any seat is called."""
         snapshot = await self.bench.snapshot()
-        history = await self.bench.fresh_history()
-        prepared = prepare_panel(
+        draft = read_request(snapshot, body)
+        if caller.collections is not None and draft.collection["name"] not in caller.collections:
+            raise Forbidden(
+                f"this gateway key may not call bench/{draft.collection['name']}; it may call: "
+                f"{', '.join('bench/' + c for c in sorted(caller.collections)) or 'nothing'}",
+                param="model",
+                code="collection_not_allowed",
+            )
+        decided = fixed_shape(draft)
+        decision = None
+        if decided is None:
+            decision = await self.shapes.decide(snapshot, draft, panel_id)
+            decided = decision.shape, decision.shape_by
+        prepared = seat_panel(
+            draft,
+            shape=decided[0],
+            shape_by=decided[1],
             snapshot=snapshot,
-            history=history,
-            body=body,
+            history=await self.bench.fresh_history(),
             body_bytes=body_bytes,
             caller=caller.name,
             panel_id=panel_id,
             now=time.time(),
             rng=self.rng,
         )
-        if caller.collections is not None and prepared.collection["name"] not in caller.collections:
-            raise Forbidden(
-                f"this gateway key may not call bench/{prepared.collection['name']}; it may call: "
-                f"{', '.join('bench/' + c for c in sorted(caller.collections)) or 'nothing'}",
-                param="model",
-                code="collection_not_allowed",
-            )
+        prepared.decision = decision.outcome if decision is not None else None
         return prepared
 
     async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> dict[str, Any] | None:
@@ -116,18 +162,60 @@ class Gateway:
     ) -> dict[str, Any]:
         snapshot = await self.bench.snapshot()
         started = time.perf_counter()
-        outcomes = await run_seats(
-            self.bench.upstream, snapshot, panel, float(snapshot.gateway["seat_timeout"]), disconnected
-        )
+        timeout = float(snapshot.gateway["seat_timeout"])
+        outcomes = await run_seats(self.bench.upstream, snapshot, panel, timeout, disconnected)
+        merged: Merged | None = None
+        if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
+            merged = await self._merge(panel, outcomes, snapshot, timeout)
+        extra = [o for o in (merged.outcome if merged else None, panel.decision) if o is not None]
         secrets = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
-        for outcome in outcomes:
+        for outcome in (*outcomes, *extra):
             if outcome.error:
                 outcome.error = scrub_text(outcome.error, secrets)
-        reply = self.build_reply(panel, outcomes)
-        await self.record(panel, outcomes, reply, idempotency_key, time.perf_counter() - started)
+        reply = self.build_reply(panel, outcomes, merged)
+        await self.record(panel, [*outcomes, *extra], reply, idempotency_key, time.perf_counter() - started)
         return reply
 
-    def build_reply(self, panel: PreparedPanel, outcomes: list[SeatOutcome], note: str | None = None) -> dict[str, Any]:
+    async def _merge(
+        self, panel: PreparedPanel, outcomes: list[SeatOutcome], snapshot: Snapshot, seat_timeout: float
+    ) -> Merged:
+        answers = [(o.alias, o.answer) for o in outcomes if o.status == "ok"]
+        if not answers:
+            return Merged(note="no seat answered, so there was nothing to merge")
+        candidates = merger_candidates(
+            panel.collection, panel.shape, self.bench.history.counts, await self.primary(panel.shape)
+        )
+        request = request_text(panel.body.get("messages") or [])
+        plan = plan_merger(candidates, snapshot, request, answers, self.rng, time.time())
+        if plan.alias is None:
+            return Merged(
+                note=f"no merger has a context window for the request plus every answer "
+                f"(about {plan.needed_tokens:,} tokens), so here is every answer"
+            )
+        body = orjson.dumps({"model": snapshot.models[plan.alias].model_id, "stream": False, "messages": plan.messages})
+        outcome = await call_model(
+            self.bench.upstream,
+            snapshot,
+            alias=plan.alias,
+            call=seat_call(panel.panel_id, "merger"),
+            kind="merger",
+            body=body,
+            seat_timeout=seat_timeout,
+        )
+        merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
+        if outcome.status == "error":
+            merged.note = f"the merger {plan.alias} failed ({outcome.error}), so here is every answer"
+        elif outcome.status == "empty":
+            merged.note = f"the merger {plan.alias} gave an empty answer, so here is every answer"
+        return merged
+
+    async def primary(self, shape: str) -> str | None:
+        """The router's best model for a shape (pinned role, else evidence); None when unknown."""
+        return None
+
+    def build_reply(
+        self, panel: PreparedPanel, outcomes: list[SeatOutcome], merged: Merged | None = None
+    ) -> dict[str, Any]:
         seats = [seat_public(o) for o in outcomes]
         skipped = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
         name = panel.collection["name"]
@@ -141,11 +229,18 @@ class Gateway:
             "skipped": skipped,
             "verdict": verdict_hint(self.bench.public_base_url(), seats[0]["call"] if seats else None),
         }
+        usages = [o.usage for o in outcomes]
+        note = merged.note if merged else None
+        if merged is not None:
+            bench["merger"] = merged.public()
+            usages.append(merged.outcome.usage if merged.outcome else None)
         if note:
             bench["note"] = note
-        content = render_markdown(panel.panel_id, name, seats, skipped, note)
-        usage = sum_usage([o.usage for o in outcomes])
-        return completion(panel.panel_id, panel.model_name, panel.created, content, usage, bench)
+        if merged is not None and merged.outcome is not None and merged.outcome.status == "ok":
+            content = render_merged(merged.outcome.answer, bench["merger"], seats)
+        else:
+            content = render_markdown(panel.panel_id, name, seats, skipped, note)
+        return completion(panel.panel_id, panel.model_name, panel.created, content, sum_usage(usages), bench)
 
     async def record(
         self,
@@ -240,11 +335,11 @@ def parse_verdict(data: Any) -> dict[str, Any]:
     if not isinstance(note, str):
         raise InvalidRequest("note must be a string", param="note")
     claims = {}
-    for field in ("real", "false"):
-        value = data.get(field) or []
+    for name in ("real", "false"):
+        value = data.get(name) or []
         if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-            raise InvalidRequest(f"{field} must be a list of claims (strings)", param=field)
-        claims[field] = value
+            raise InvalidRequest(f"{name} must be a list of claims (strings)", param=name)
+        claims[name] = value
     unknown = set(data) - {"call", "useful", "note", "real", "false"}
     if unknown:
         raise InvalidRequest(f"unknown verdict field(s): {', '.join(sorted(unknown))}")

@@ -17,7 +17,7 @@ from benchwarmers.bench import requests as req
 from benchwarmers.bench.collections import catalogue, close_matches
 from benchwarmers.bench.config import ModelView, Snapshot
 from benchwarmers.bench.ids import seat_call
-from benchwarmers.bench.seating import Candidate, Seat, SeatPlan, Skipped, plan_seats, too_small
+from benchwarmers.bench.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import UpstreamFailure
@@ -43,6 +43,7 @@ class PreparedPanel:
     include_usage: bool
     request_hash: str
     created: float = field(default_factory=time.time)
+    decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
 
 
 @dataclass
@@ -102,42 +103,100 @@ def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[dict[str, Any], 
     return collection, name
 
 
-def decide_shape(
-    collection: dict[str, Any], options: req.BenchOptions, images: bool, shapes: dict[str, str]
-) -> tuple[str, str]:
-    if collection.get("shape"):
-        return collection["shape"], "set on the collection"
-    if options.shape:
-        if options.shape not in shapes:
+@dataclass
+class Draft:
+    """A request read and checked: everything known before the shape is decided and seats are taken."""
+
+    collection: dict[str, Any]
+    name: req.ModelName
+    options: req.BenchOptions
+    content: req.Content
+    estimate: int
+    body: dict[str, Any]
+
+    @property
+    def images(self) -> bool:
+        return bool(self.content.image_urls)
+
+
+def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
+    """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large)."""
+    collection, name = resolve_collection(snapshot, body.get("model"))
+    options = req.parse_options(body)
+    content = req.read_content(req.check_messages(body))
+    estimate = req.estimate_tokens(content.text_chars, len(content.image_urls))
+    if options.shape is not None and options.shape not in snapshot.shapes:
+        raise InvalidRequest(
+            f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
+            param="bench.shape",
+        )
+    small = [
+        (alias, model.window)
+        for alias in collection["members"]
+        if (model := snapshot.models.get(alias)) is not None and model.window is not None and model.window < estimate
+    ]
+    if small:
+        named = ", ".join(f"{alias} ({window:,} tokens)" for alias, window in small)
+        raise TooLarge(
+            f"the prompt is about {estimate:,} tokens, larger than the context window of {named}. "
+            "Trim the prompt or pick a collection with larger windows (GET /v1/models shows "
+            "each collection's together.context_window).",
+            param="messages",
+            code="context_length_exceeded",
+        )
+    for alias in options.nominees:
+        if alias not in snapshot.models:
+            found = close_matches(alias, snapshot.models)
+            hint = f" Close matches: {', '.join(found)}." if found else " See GET /api/models for the roster."
             raise InvalidRequest(
-                f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(shapes)}",
-                param="bench.shape",
+                f"bench.with names {alias!r}, which is not on the roster.{hint}",
+                param="bench.with",
+                code="unknown_model",
             )
-        return options.shape, "set by the caller"
-    if images:
+    return Draft(collection=collection, name=name, options=options, content=content, estimate=estimate, body=body)
+
+
+def fixed_shape(draft: Draft) -> tuple[str, str] | None:
+    """The shape when something decides it outright; None when it is automatic."""
+    if draft.collection.get("shape"):
+        return draft.collection["shape"], "set on the collection"
+    if draft.options.shape:
+        return draft.options.shape, "set by the caller"
+    if draft.images:
         return "vision", "image request"
-    return "general", "default"
+    return None
 
 
-def prepare_panel(
+def seat_limits(collection: dict[str, Any], gateway: dict[str, Any]) -> tuple[int, int]:
+    max_explorers = collection.get("max_explorers")
+    max_calls = collection.get("max_calls")
+    return (
+        gateway["max_explorers"] if max_explorers is None else max_explorers,
+        gateway["max_calls"] if max_calls is None else max_calls,
+    )
+
+
+def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
+    """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
+    members = [a for a in draft.collection["members"] if a in snapshot.models]
+    seated = len(members) + len([n for n in draft.options.nominees if n not in members])
+    return explorer_count(seated, *seat_limits(draft.collection, snapshot.gateway))
+
+
+def seat_panel(
+    draft: Draft,
     *,
+    shape: str,
+    shape_by: str,
     snapshot: Snapshot,
     history: Any,
-    body: dict[str, Any],
     body_bytes: bytes,
     caller: str,
     panel_id: str,
     now: float,
     rng: random.Random,
 ) -> PreparedPanel:
-    collection, name = resolve_collection(snapshot, body.get("model"))
-    options = req.parse_options(body)
-    messages = req.check_messages(body)
-    content = req.read_content(messages)
-    images = bool(content.image_urls)
-    estimate = req.estimate_tokens(content.text_chars, len(content.image_urls))
-    shape, shape_by = decide_shape(collection, options, images, snapshot.shapes)
-
+    collection, body, images = draft.collection, draft.body, draft.images
     members: list[Candidate] = []
     missing: list[Skipped] = []
     for alias in collection["members"]:
@@ -146,32 +205,10 @@ def prepare_panel(
             missing.append(Skipped(seat="member", alias=alias, why="not on the roster any more"))
         else:
             members.append(_candidate(model, shape, snapshot, history))
-    small = too_small(members, estimate)
-    if small:
-        named = ", ".join(f"{m.alias} ({m.window:,} tokens)" for m in small)
-        raise TooLarge(
-            f"the prompt is about {estimate:,} tokens, larger than the context window of {named}. "
-            "Trim the prompt or pick a collection with larger windows (GET /v1/models shows "
-            "each collection's together.context_window).",
-            param="messages",
-            code="context_length_exceeded",
-        )
-    nominees: list[Candidate] = []
-    for alias in options.nominees:
-        model = snapshot.models.get(alias)
-        if model is None:
-            found = close_matches(alias, snapshot.models)
-            hint = f" Close matches: {', '.join(found)}." if found else " See GET /api/models for the roster."
-            raise InvalidRequest(
-                f"bench.with names {alias!r}, which is not on the roster.{hint}",
-                param="bench.with",
-                code="unknown_model",
-            )
-        nominees.append(_candidate(model, shape, snapshot, history))
-
+    nominees = [_candidate(snapshot.models[alias], shape, snapshot, history) for alias in draft.options.nominees]
+    estimate = draft.estimate
     limits = snapshot.gateway
-    max_explorers = collection.get("max_explorers")
-    max_calls = collection.get("max_calls")
+    max_explorers, max_calls = seat_limits(collection, limits)
     pool = [_candidate(m, shape, snapshot, history) for m in snapshot.models.values()]
     plan = plan_seats(
         members,
@@ -179,8 +216,8 @@ def prepare_panel(
         pool,
         estimate=estimate,
         images=images,
-        max_explorers=limits["max_explorers"] if max_explorers is None else max_explorers,
-        max_calls=limits["max_calls"] if max_calls is None else max_calls,
+        max_explorers=max_explorers,
+        max_calls=max_calls,
         now=now,
         rng=rng,
         epsilon=float(limits.get("epsilon", 0.0)),
@@ -207,13 +244,13 @@ def prepare_panel(
         caller=caller,
         collection=collection,
         model_name=str(body["model"]),
-        reply=req.reply_mode(options, name, collection.get("reply") or "all"),
+        reply=req.reply_mode(draft.options, draft.name, collection.get("reply") or "all"),
         shape=shape,
         shape_by=shape_by,
         plan=plan,
         body=body,
         chat=ChatBody.from_request(body),
-        content=content,
+        content=draft.content,
         estimate=estimate,
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
@@ -222,18 +259,16 @@ def prepare_panel(
     )
 
 
-async def run_seat(
-    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
+async def call_model(
+    pool: UpstreamPool, snapshot: Snapshot, *, alias: str, call: str, kind: str, body: bytes, seat_timeout: float
 ) -> SeatOutcome:
-    call = seat_call(panel.panel_id, seat.kind, seat.index)
-    model = snapshot.models[seat.alias]
+    """One model call as a recorded outcome: failures become statuses, never exceptions."""
+    model = snapshot.models[alias]
     endpoint = snapshot.endpoints[model.endpoint]
     started = time.perf_counter()
-    outcome = SeatOutcome(
-        call=call, seat=seat.kind, alias=seat.alias, endpoint=endpoint.name, status="error", seconds=0.0
-    )
+    outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
     try:
-        result = await pool.chat(endpoint.ref, panel.chat.for_model(model.model_id), seat_timeout)
+        result = await pool.chat(endpoint.ref, body, seat_timeout)
     except UpstreamFailure as failure:
         outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
     except asyncio.CancelledError:
@@ -245,6 +280,21 @@ async def run_seat(
         outcome.status = "ok" if result.answer.strip() else "empty"
     outcome.seconds = round(time.perf_counter() - started, 3)
     return outcome
+
+
+async def run_seat(
+    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
+) -> SeatOutcome:
+    model_id = snapshot.models[seat.alias].model_id
+    return await call_model(
+        pool,
+        snapshot,
+        alias=seat.alias,
+        call=seat_call(panel.panel_id, seat.kind, seat.index),
+        kind=seat.kind,
+        body=panel.chat.for_model(model_id),
+        seat_timeout=seat_timeout,
+    )
 
 
 class _Cancelled(Exception):
@@ -261,9 +311,7 @@ async def run_seats(
     disconnected: asyncio.Event | None = None,
 ) -> list[SeatOutcome]:
     """Call every seat at once; when the client goes away, cancel those still running."""
-    tasks = [
-        asyncio.ensure_future(run_seat(pool, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats
-    ]
+    tasks = [asyncio.ensure_future(run_seat(pool, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats]
     waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
     try:
         pending = set(tasks)

@@ -49,6 +49,14 @@ def render_markdown(
     return "\n".join(lines)
 
 
+def render_merged(answer: str, merger: dict[str, Any], seats: Sequence[dict[str, Any]]) -> str:
+    """The merger's answer, then who it merged, with the call ids to judge each (the merge too)."""
+    lines = [answer.strip(), "", "---", f"Merged by {merger['alias']} (call `{merger['call']}`) from:"]
+    lines += [f"- {s['alias']} · {s['status']} · call `{s['call']}`" for s in seats]
+    lines += ["", "Judge each answer you read, and the merge: POST /bench/verdict with its call id."]
+    return "\n".join(lines)
+
+
 def sum_usage(usages: Sequence[dict[str, Any] | None]) -> dict[str, int]:
     total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     for usage in usages:

@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchwarmers.errors import InvalidRequest
+from benchwarmers.redaction import redact_messages
 
 PREFIX = "bench/"
 SUFFIXES = ("merged", "all")
@@ -131,6 +132,17 @@ def check_image_url(url: str, index: int) -> None:
         "or a data:image/...;base64 URL",
         param="messages",
     )
+
+
+def request_text(messages: list[dict[str, Any]]) -> str:
+    """The conversation as plain text, images as placeholders (what a merger or decision model reads)."""
+    lines = []
+    for message in redact_messages(messages):
+        value = message.get("content")
+        if isinstance(value, list):
+            value = "\n".join(str(p.get("text", "")) for p in value if isinstance(p, dict))
+        lines.append(f"{message.get('role', 'user')}: {value or ''}")
+    return "\n\n".join(lines)
 
 
 def estimate_tokens(text_chars: int, images: int) -> int:

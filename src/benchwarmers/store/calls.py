@@ -173,8 +173,10 @@ async def list_panels(
         )
     result = []
     for panel in panel_rows:
-        panel_seats = by_panel[panel["id"]]
-        judgeable = [s for s in panel_seats if s["status"] != "error" and s["seat"] != "decision"]
+        # The decision call is logged like a seat but is not one: it is shown apart and never owed.
+        decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
+        panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
+        judgeable = [s for s in panel_seats if s["status"] != "error"]
         result.append(
             {
                 "id": panel["id"],
@@ -189,6 +191,7 @@ async def list_panels(
                 "skipped": panel["skipped"],
                 "request": panel["request"],
                 "seats": panel_seats,
+                "decision": decision,
                 "owed": sum(1 for s in judgeable if s["verdict"] is None),
             }
         )

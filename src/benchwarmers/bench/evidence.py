@@ -1,0 +1,390 @@
+"""Evidence that learns: per model × shape standings, pairwise strengths, and the router's pick.
+
+Only seated seats count (member, nominee, explorer): a merger answers a different question (merge
+these answers) and a decision model labels prompts. A standing's useful rate carries a 95% Wilson
+interval; pairwise Bradley–Terry strengths (a useful answer beats a not-useful one in the same
+panel; among useful ones, fewer false claims wins) are reported beside it, never instead of it.
+
+The router's pick for a shape is the best Wilson lower bound among settled cells, else among
+cells with any verdicts, restricted to models that could sit today (on the roster, enabled, not
+retiring). A user's pinned primary (`roles`: role "primary", shape, alias) wins while that model
+can sit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+import statistics
+import time
+import weakref
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.bench.collections import suggest
+from benchwarmers.bench.config import Snapshot
+from benchwarmers.bench.stats import Cell, Judged, bootstrap_bt, bradley_terry, pairwise_outcomes, router_pick, wilson
+from benchwarmers.bench.stats import maturity as maturity_of
+from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.store import evidence as store
+from benchwarmers.store.changes import record_change
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.core import Bench
+
+PRIMARY = "primary"
+ROLES = (PRIMARY,)
+BOOTSTRAP_SAMPLES = 200
+# Intervals agree to ~1e-4 with the full 200 iterations at a third of the cost.
+BOOTSTRAP_ITERATIONS = 60
+SEED = 0  # a fixed seed: the same evidence always shows the same intervals
+DAY = 86_400.0
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One model's evidence on one shape."""
+
+    alias: str
+    shape: str
+    seats: int
+    verdicts: int
+    useful: int
+    low: float
+    high: float
+    maturity: str
+    real_per_answer: float | None
+    false_per_answer: float | None
+    awaiting: int  # answered (ok or empty) seats with no verdict yet
+    errors: int
+    empties: int
+    median_seconds: float | None  # over ok seats: how long a real answer takes
+    last_seated: float | None
+    last_judged: float | None
+    strength: float | None = None  # Bradley–Terry log-strength; None without pairwise games
+    strength_low: float | None = None
+    strength_high: float | None = None
+
+    @property
+    def rate(self) -> float | None:
+        return self.useful / self.verdicts if self.verdicts else None
+
+    def cell(self) -> Cell:
+        return Cell(self.alias, self.shape, self.verdicts, self.useful, self.low, self.high, self.maturity)
+
+    def public(self, rank: int) -> dict[str, Any]:
+        return {
+            "rank": rank,
+            "alias": self.alias,
+            "seats": self.seats,
+            "verdicts": self.verdicts,
+            "useful": self.useful,
+            "rate": _round(self.rate, 4),
+            "interval": [round(self.low, 4), round(self.high, 4)],
+            "maturity": self.maturity,
+            "real_per_answer": _round(self.real_per_answer, 3),
+            "false_per_answer": _round(self.false_per_answer, 3),
+            "awaiting": self.awaiting,
+            "errors": self.errors,
+            "empties": self.empties,
+            "median_seconds": _round(self.median_seconds, 3),
+            "last_seated": self.last_seated,
+            "last_judged": self.last_judged,
+            "strength": _round(self.strength, 3),
+            "strength_interval": (
+                None
+                if self.strength_low is None or self.strength_high is None
+                else [round(self.strength_low, 3), round(self.strength_high, 3)]
+            ),
+        }
+
+
+@dataclass(frozen=True)
+class Board:
+    """One shape's leaderboard: standings ranked by lower bound, and who the router would use."""
+
+    shape: str
+    standings: tuple[Standing, ...]
+    panels: int
+    judged_panels: int
+    comparisons: int  # pairwise outcomes behind the strengths
+    pick: str | None  # the evidence's choice
+    pinned: str | None  # the user's pin, whether or not it can be used today
+    primary: str | None  # what the router uses: a usable pin, else the pick
+
+    @property
+    def primary_by(self) -> str | None:
+        if self.primary is None:
+            return None
+        return "pinned" if self.primary == self.pinned else "evidence"
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "shape": self.shape,
+            "primary": self.primary,
+            "primary_by": self.primary_by,
+            "pick": self.pick,
+            "pinned": self.pinned,
+            "panels": self.panels,
+            "judged_panels": self.judged_panels,
+            "comparisons": self.comparisons,
+            "models": [s.public(rank) for rank, s in enumerate(self.standings, start=1)],
+        }
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def rank_key(standing: Standing) -> tuple[bool, float, int, int, str]:
+    """The router's order: judged before unjudged, higher lower bound, more verdicts, more useful."""
+    return (standing.verdicts == 0, -standing.low, -standing.verdicts, -standing.useful, standing.alias)
+
+
+def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> Standing:
+    """Summarise one model's seats on one shape (rows from `store.evidence.seat_evidence`)."""
+    judged = [r for r in rows if r["useful"] is not None]
+    useful = sum(1 for r in judged if r["useful"])
+    low, high = wilson(useful, len(judged))
+    ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok"]
+    return Standing(
+        alias=alias,
+        shape=shape,
+        seats=len(rows),
+        verdicts=len(judged),
+        useful=useful,
+        low=low,
+        high=high,
+        maturity=maturity_of(len(judged)),
+        real_per_answer=sum(len(r["real"] or []) for r in judged) / len(judged) if judged else None,
+        false_per_answer=sum(len(r["false_claims"] or []) for r in judged) / len(judged) if judged else None,
+        awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] != "error"),
+        errors=sum(1 for r in rows if r["status"] == "error"),
+        empties=sum(1 for r in rows if r["status"] == "empty"),
+        median_seconds=statistics.median(ok_seconds) if ok_seconds else None,
+        last_seated=max(r["created_at"] for r in rows),
+        last_judged=max((r["judged_at"] for r in judged), default=None),
+    )
+
+
+def panel_judgements(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[list[Judged]]]:
+    """shape → the judged seats of each panel, for pairwise comparison within a panel."""
+    panels: dict[tuple[str, str], list[Judged]] = defaultdict(list)
+    for r in rows:
+        if r["useful"] is not None:
+            judged = Judged(r["alias"], bool(r["useful"]), len(r["false_claims"] or []))
+            panels[(r["shape"], r["panel_id"])].append(judged)
+    by_shape: dict[str, list[list[Judged]]] = defaultdict(list)
+    for (shape, _panel), seated in panels.items():
+        by_shape[shape].append(seated)
+    return by_shape
+
+
+@functools.lru_cache(maxsize=64)
+def _strengths(
+    outcomes: tuple[tuple[str, str], ...], seed: int
+) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
+    # Cached on the outcomes themselves: a leaderboard reread with no new verdict costs nothing.
+    point = bradley_terry(outcomes)
+    intervals = bootstrap_bt(
+        outcomes, random.Random(seed), samples=BOOTSTRAP_SAMPLES, iterations=BOOTSTRAP_ITERATIONS
+    )
+    return point, intervals
+
+
+def build_board(
+    shape: str,
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    pickable: frozenset[str] | set[str],
+    pinned: str | None = None,
+    seed: int = SEED,
+) -> Board:
+    """One shape's board from its seat rows (pure; the bootstrap is seeded)."""
+    by_alias: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_alias[r["alias"]].append(r)
+    outcomes = tuple(pairwise_outcomes(panel_judgements(rows).get(shape, [])))
+    point, intervals = _strengths(outcomes, seed) if outcomes else ({}, {})
+    standings = []
+    for alias, own in by_alias.items():
+        standing = standing_of(alias, shape, own)
+        if alias in point:
+            low, high = intervals[alias]
+            standing = _with_strength(standing, point[alias], low, high)
+        standings.append(standing)
+    standings.sort(key=rank_key)
+    pick = router_pick([s.cell() for s in standings if s.alias in pickable])
+    return Board(
+        shape=shape,
+        standings=tuple(standings),
+        panels=len({r["panel_id"] for r in rows}),
+        judged_panels=len({r["panel_id"] for r in rows if r["useful"] is not None}),
+        comparisons=len(outcomes),
+        pick=pick,
+        pinned=pinned,
+        primary=pinned if pinned in pickable else pick,
+    )
+
+
+def _with_strength(standing: Standing, strength: float, low: float, high: float) -> Standing:
+    return Standing(**{**standing.__dict__, "strength": strength, "strength_low": low, "strength_high": high})
+
+
+def pickable(snapshot: Snapshot) -> frozenset[str]:
+    """Models the router may choose today: on the roster, enabled, not retiring."""
+    return frozenset(m.alias for m in snapshot.models.values() if m.enabled and not m.retiring)
+
+
+def board_shapes(snapshot: Snapshot, seen: Iterable[str]) -> list[str]:
+    """Shapes with evidence or a pin, in the configured order, unknown ones after."""
+    seen = set(seen)
+    known = [s for s in snapshot.shapes if s in seen]
+    return known + sorted(seen - set(known))
+
+
+def check_shape(snapshot: Snapshot, shape: str, seen: Iterable[str] = ()) -> None:
+    if shape not in snapshot.shapes and shape not in set(seen):
+        raise InvalidRequest(
+            f"shape {shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}", param="shape"
+        )
+
+
+def since_days(days: float | None, now: float | None = None) -> float | None:
+    if days is None:
+        return None
+    if days <= 0:
+        raise InvalidRequest("days must be a positive number", param="days")
+    return (time.time() if now is None else now) - days * DAY
+
+
+async def primary_pins(bench: Bench) -> dict[str, str]:
+    async with bench.read() as conn:
+        return {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
+
+
+async def leaderboard(bench: Bench, shape: str | None = None, days: float | None = None) -> list[Board]:
+    """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days."""
+    since = since_days(days)
+    snapshot = await bench.snapshot()
+    async with bench.read() as conn:
+        rows = await store.seat_evidence(conn, since)
+    pins = await primary_pins(bench)
+    by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by_shape[r["shape"]].append(r)
+    if shape is not None:
+        check_shape(snapshot, shape, by_shape)
+        shapes = [shape]
+    else:
+        shapes = board_shapes(snapshot, [*by_shape, *pins])
+    usable = pickable(snapshot)
+
+    def build() -> list[Board]:
+        return [build_board(s, by_shape.get(s, []), pickable=usable, pinned=pins.get(s)) for s in shapes]
+
+    # The bootstrap is CPU work: keep the event loop serving panels meanwhile.
+    return await asyncio.to_thread(build)
+
+
+# -- the router's primary, cheap enough to ask on every merged panel -----------------------------
+
+
+@dataclass(frozen=True)
+class _Primaries:
+    key: tuple[int, int]  # (config version, newest verdict id)
+    by_shape: dict[str, str | None]
+
+
+_PRIMARIES: weakref.WeakKeyDictionary[Bench, _Primaries] = weakref.WeakKeyDictionary()
+
+
+def primaries(
+    counts: Mapping[tuple[str, str], tuple[int, int]], pins: Mapping[str, str], usable: frozenset[str] | set[str]
+) -> dict[str, str | None]:
+    """shape → primary from (alias, shape) → (useful, verdicts) counts and the pins (pure)."""
+    cells: dict[str, list[Cell]] = defaultdict(list)
+    for (alias, shape), (useful, verdicts) in counts.items():
+        if alias in usable:
+            cells[shape].append(Cell.of(alias, shape, useful, verdicts))
+    shapes = set(cells) | set(pins)
+    return {
+        shape: router_pick(cells.get(shape, []), pinned=pins[shape] if pins.get(shape) in usable else None)
+        for shape in shapes
+    }
+
+
+async def primary_for(bench: Bench, shape: str) -> str | None:
+    """The model the router uses for `shape`: a usable pinned primary, else the evidence's pick.
+
+    Recomputed only when the config or the verdicts move (two cheap queries otherwise).
+    """
+    snapshot = await bench.snapshot()
+    async with bench.read() as conn:
+        key = (snapshot.version, await store.newest_verdict(conn))
+        cached = _PRIMARIES.get(bench)
+        if cached is None or cached.key != key:
+            counts = await store.judged_counts(conn)
+            pins = {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
+            cached = _Primaries(key, primaries(counts, pins, pickable(snapshot)))
+            _PRIMARIES[bench] = cached
+    return cached.by_shape.get(shape)
+
+
+# -- pinning a role ---------------------------------------------------------------------------
+
+
+def _check_role(role: str) -> None:
+    if role not in ROLES:
+        raise InvalidRequest(f"role {role!r} is not known; roles are: {', '.join(ROLES)}", param="role")
+
+
+async def set_role(bench: Bench, role: str, shape: str, alias: str) -> dict[str, Any]:
+    """Pin `alias` as the `role` for `shape`; logged in the changes log."""
+    _check_role(role)
+    snapshot = await bench.snapshot()
+    check_shape(snapshot, shape)
+    if alias not in snapshot.models:
+        raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+    async with bench.write() as conn:
+        before = await store.get_role(conn, role, shape)
+        if before == alias:
+            return {"role": role, "shape": shape, "alias": alias, "changed": False}
+        await store.put_role(conn, role, shape, alias)
+        await record_change(
+            conn,
+            actor=bench.actor,
+            subject="role",
+            name=f"{role}/{shape}",
+            action="create" if before is None else "update",
+            before=None if before is None else {"alias": before},
+            after={"alias": alias},
+        )
+    return {"role": role, "shape": shape, "alias": alias, "changed": True}
+
+
+async def clear_role(bench: Bench, role: str, shape: str) -> dict[str, Any]:
+    """Unpin the `role` for `shape`: the evidence decides again."""
+    _check_role(role)
+    async with bench.write() as conn:
+        before = await store.get_role(conn, role, shape)
+        if before is None:
+            raise NotFound(f"no {role} is pinned for shape {shape!r}", param="shape", code="role_not_found")
+        await store.delete_role(conn, role, shape)
+        await record_change(
+            conn,
+            actor=bench.actor,
+            subject="role",
+            name=f"{role}/{shape}",
+            action="delete",
+            before={"alias": before},
+        )
+    return {"role": role, "shape": shape, "alias": before}
+
+
+async def list_roles(bench: Bench) -> list[dict[str, Any]]:
+    async with bench.read() as conn:
+        return await store.list_roles(conn)

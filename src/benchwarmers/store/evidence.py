@@ -1,0 +1,118 @@
+"""What the evidence is read from: seated seats with their current verdicts, and the pinned roles."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from sqlalchemy import and_, delete, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.store.calls import SEATED_KINDS
+from benchwarmers.store.schema import panels, roles, seats, verdicts
+
+_CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
+
+
+async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> list[dict[str, Any]]:
+    """Every member, nominee and explorer seat since `since`, with its current verdict (or None).
+
+    Answers are not loaded, only their length in characters; merger and decision seats are left
+    out because they answer a different question than the prompt.
+    """
+    query = (
+        select(
+            seats.c.call,
+            seats.c.panel_id,
+            seats.c.seat,
+            seats.c.alias,
+            seats.c.endpoint,
+            seats.c.shape,
+            seats.c.status,
+            seats.c.seconds,
+            seats.c.caller,
+            seats.c.created_at,
+            func.length(seats.c.answer).label("length"),
+            verdicts.c.useful,
+            verdicts.c.real,
+            verdicts.c["false"].label("false_claims"),
+            verdicts.c.caller.label("judge"),
+            verdicts.c.created_at.label("judged_at"),
+        )
+        .outerjoin(verdicts, _CURRENT)
+        .where(seats.c.seat.in_(SEATED_KINDS))
+        .order_by(seats.c.created_at, seats.c.call)
+    )
+    if since is not None:
+        query = query.where(seats.c.created_at >= since)
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def judged_counts(conn: AsyncConnection) -> dict[tuple[str, str], tuple[int, int]]:
+    """(alias, shape) → (useful, verdicts) over current verdicts on seated seats, all time."""
+    query = (
+        select(seats.c.alias, seats.c.shape, verdicts.c.useful, func.count())
+        .join(verdicts, _CURRENT)
+        .where(seats.c.seat.in_(SEATED_KINDS))
+        .group_by(seats.c.alias, seats.c.shape, verdicts.c.useful)
+    )
+    counts: dict[tuple[str, str], tuple[int, int]] = {}
+    for alias, shape, useful, n in await conn.execute(query):
+        good, total = counts.get((alias, shape), (0, 0))
+        counts[(alias, shape)] = (good + (n if useful else 0), total + n)
+    return counts
+
+
+async def newest_verdict(conn: AsyncConnection) -> int:
+    """The newest verdict's id: it moves with every verdict written, replacements included."""
+    return int(await conn.scalar(select(func.max(verdicts.c.id))) or 0)
+
+
+async def iter_judged(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
+    """Every seat with a current verdict, oldest first, with its panel's redacted request."""
+    query = (
+        select(
+            seats.c.call,
+            seats.c.panel_id,
+            seats.c.seat,
+            seats.c.alias,
+            seats.c.shape,
+            seats.c.status,
+            seats.c.answer,
+            panels.c.request,
+            verdicts.c.useful,
+            verdicts.c.note,
+            verdicts.c.real,
+            verdicts.c["false"].label("false_claims"),
+            verdicts.c.created_at.label("judged_at"),
+        )
+        .join(verdicts, _CURRENT)
+        .join(panels, panels.c.id == seats.c.panel_id)
+        .order_by(seats.c.created_at, seats.c.panel_id, seats.c.position)
+    )
+    for row in await conn.execute(query):
+        yield dict(row._mapping)
+
+
+# -- roles: the user's pins (role "primary" per shape) ------------------------------------------
+
+
+async def list_roles(conn: AsyncConnection) -> list[dict[str, Any]]:
+    query = select(roles.c.role, roles.c.shape, roles.c.alias).order_by(roles.c.role, roles.c.shape)
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def get_role(conn: AsyncConnection, role: str, shape: str) -> str | None:
+    query = select(roles.c.alias).where(and_(roles.c.role == role, roles.c.shape == shape))
+    return await conn.scalar(query)
+
+
+async def put_role(conn: AsyncConnection, role: str, shape: str, alias: str) -> None:
+    where = and_(roles.c.role == role, roles.c.shape == shape)
+    updated = await conn.execute(roles.update().where(where).values(alias=alias))
+    if updated.rowcount == 0:
+        await conn.execute(roles.insert().values(role=role, shape=shape, alias=alias))
+
+
+async def delete_role(conn: AsyncConnection, role: str, shape: str) -> None:
+    await conn.execute(delete(roles).where(and_(roles.c.role == role, roles.c.shape == shape)))
