@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
 import random
 import statistics
 import time
@@ -23,6 +24,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from benchwarmers.bench.collections import suggest
 from benchwarmers.bench.config import Snapshot
@@ -189,9 +192,7 @@ def _strengths(
 ) -> tuple[dict[str, float], dict[str, tuple[float, float]]]:
     # Cached on the outcomes themselves: a leaderboard reread with no new verdict costs nothing.
     point = bradley_terry(outcomes)
-    intervals = bootstrap_bt(
-        outcomes, random.Random(seed), samples=BOOTSTRAP_SAMPLES, iterations=BOOTSTRAP_ITERATIONS
-    )
+    intervals = bootstrap_bt(outcomes, random.Random(seed), samples=BOOTSTRAP_SAMPLES, iterations=BOOTSTRAP_ITERATIONS)
     return point, intervals
 
 
@@ -248,9 +249,7 @@ def board_shapes(snapshot: Snapshot, seen: Iterable[str]) -> list[str]:
 
 def check_shape(snapshot: Snapshot, shape: str, seen: Iterable[str] = ()) -> None:
     if shape not in snapshot.shapes and shape not in set(seen):
-        raise InvalidRequest(
-            f"shape {shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}", param="shape"
-        )
+        raise InvalidRequest(f"shape {shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}", param="shape")
 
 
 def since_days(days: float | None, now: float | None = None) -> float | None:
@@ -352,7 +351,7 @@ async def set_role(bench: Bench, role: str, shape: str, alias: str) -> dict[str,
     async with bench.write() as conn:
         before = await store.get_role(conn, role, shape)
         if before == alias:
-            return {"role": role, "shape": shape, "alias": alias, "changed": False}
+            return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": False}
         await store.put_role(conn, role, shape, alias)
         await record_change(
             conn,
@@ -363,7 +362,7 @@ async def set_role(bench: Bench, role: str, shape: str, alias: str) -> dict[str,
             before=None if before is None else {"alias": before},
             after={"alias": alias},
         )
-    return {"role": role, "shape": shape, "alias": alias, "changed": True}
+    return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": True}
 
 
 async def clear_role(bench: Bench, role: str, shape: str) -> dict[str, Any]:
@@ -388,3 +387,30 @@ async def clear_role(bench: Bench, role: str, shape: str) -> dict[str, Any]:
 async def list_roles(bench: Bench) -> list[dict[str, Any]]:
     async with bench.read() as conn:
         return await store.list_roles(conn)
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def prompt_hash(request: Mapping[str, Any] | None) -> str:
+    """sha256 of the stored (redacted) request's messages, keys sorted: the same prompt, the same hash."""
+    messages = (request or {}).get("messages") or []
+    return hashlib.sha256(orjson.dumps(messages, option=orjson.OPT_SORT_KEYS)).hexdigest()
+
+
+def evidence_line(row: Mapping[str, Any]) -> dict[str, Any]:
+    """One judged seat as `export evidence` writes it (rows from `store.evidence.iter_judged`)."""
+    return {
+        "panel": row["panel_id"],
+        "prompt_hash": prompt_hash(row["request"]),
+        "shape": row["shape"],
+        "call": row["call"],
+        "seat": row["seat"],
+        "alias": row["alias"],
+        "status": row["status"],
+        "answer": row["answer"],
+        "verdict": "useful" if row["useful"] else "not useful",
+        "note": row["note"],
+        "claims": {"real": row["real"] or [], "false": row["false_claims"] or []},
+        "judged_at": row["judged_at"],
+    }

@@ -114,7 +114,7 @@ class Shapes:
         now = time.time()
         for row in snapshot.decision_models:
             model = snapshot.models.get(row["alias"])
-            if model is not None and model.enabled and not model.gone and not model.cooling(now):
+            if model is not None and not model.gone and not model.cooling(now):
                 return row, model
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from benchwarmers import __version__
-from benchwarmers.cli import ask, collections, endpoints, mcp, models, serve, shapes, verdicts
+from benchwarmers.cli import ask, collections, endpoints, evidence, mcp, models, serve, shapes, verdicts
 
 app = typer.Typer(
     help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
@@ -17,6 +17,9 @@ app.command("serve")(serve.serve)
 app.command("ask")(ask.ask)
 app.command("verdict")(verdicts.verdict)
 app.command("export")(verdicts.export)
+app.command("leaderboard")(evidence.leaderboard)
+app.command("report")(evidence.report)
+app.add_typer(evidence.roles, name="role")
 app.command("mcp")(mcp.mcp)
 app.add_typer(endpoints.app, name="endpoint")
 app.add_typer(models.app, name="model")

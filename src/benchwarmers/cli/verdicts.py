@@ -11,9 +11,11 @@ import orjson
 import typer
 
 from benchwarmers.bench.core import Bench
+from benchwarmers.bench.evidence import evidence_line
 from benchwarmers.bench.gateway import Caller
 from benchwarmers.cli.common import console, fail, with_bench
 from benchwarmers.store import calls
+from benchwarmers.store import evidence as evidence_rows
 
 
 @with_bench
@@ -44,6 +46,7 @@ async def verdict(
 class ExportKind(StrEnum):
     calls = "calls"
     verdicts = "verdicts"
+    evidence = "evidence"
 
 
 def _seat_line(row: dict[str, Any]) -> dict[str, Any]:
@@ -86,7 +89,7 @@ def _verdict_line(row: dict[str, Any]) -> dict[str, Any]:
 async def export(
     bench: Bench,
     kind: ExportKind = typer.Argument(
-        ..., help="calls (one seat per line) or verdicts (one verdict per line)"
+        ..., help="calls (one seat per line), verdicts (one verdict per line) or evidence (one judged seat per line)"
     ),
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
@@ -95,8 +98,11 @@ async def export(
     count = 0
     try:
         async with bench.read() as conn:
-            rows = calls.iter_seats(conn) if kind is ExportKind.calls else calls.iter_verdicts(conn)
-            line = _seat_line if kind is ExportKind.calls else _verdict_line
+            if kind is ExportKind.evidence:
+                rows, line = evidence_rows.iter_judged(conn), evidence_line
+            else:
+                rows = calls.iter_seats(conn) if kind is ExportKind.calls else calls.iter_verdicts(conn)
+                line = _seat_line if kind is ExportKind.calls else _verdict_line
             async for row in rows:
                 handle.write(orjson.dumps(line(row)) + b"\n")
                 count += 1

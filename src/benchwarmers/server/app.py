@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.core import Bench
-from benchwarmers.server import bench_routes, errors, gateway_routes
+from benchwarmers.server import api_evidence, bench_routes, errors, gateway_routes
 from benchwarmers.server.middleware import RequestIdMiddleware
 from benchwarmers.server.responses import json_response
 from benchwarmers.settings import Settings
@@ -52,4 +52,5 @@ def create_app(settings: Settings) -> FastAPI:
 
     app.include_router(gateway_routes.router)
     app.include_router(bench_routes.router)
+    app.include_router(api_evidence.router)
     return app

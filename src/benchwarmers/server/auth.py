@@ -1,22 +1,173 @@
-"""Who is calling. On loopback as installed every caller is `local` and any bearer is ignored.
+"""Who is calling, in the three modes of GATEWAY.md's "Who may call".
 
-`caller_for(request)` is used by every `/v1` and `/bench` route; `admin_for(request)` guards the
-dashboard's `/api` routes and pages. (Gateway keys and the admin token: see the access issue.)
+- As installed (no variables): every `/v1` and `/bench` caller is `local`; any bearer is ignored.
+- `BENCHWARMERS_REQUIRE_KEYS=1`: `/v1` and `/bench` need a gateway key; the dashboard stays open.
+- `BENCHWARMERS_ADMIN_TOKEN`: gateway keys as above, and the dashboard pages and `/api` need the
+  token, as the session cookie `/login` sets or as `Authorization: Bearer <token>` on `/api`.
+
+`caller_for(request)` guards every `/v1` and `/bench` route; `admin_for(request)` every `/api`
+route and dashboard page. In every mode a browser request from a page on another origin is
+refused (a gateway call from an origin in BENCH_ALLOWED_ORIGINS excepted), so a web page cannot
+run panels, post verdicts or change the bench through the user's browser.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
+import time
+from dataclasses import dataclass
+from urllib.parse import quote, urlsplit
+
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 from benchwarmers.bench.gateway import Caller
+from benchwarmers.bench.keys import CHALLENGE, Keys, bearer_token
+from benchwarmers.errors import Forbidden, Unauthorized
+from benchwarmers.server.ratelimit import RateLimits
+from benchwarmers.settings import Settings, origin_of
 
 LOCAL = Caller()
+OPEN_ADMIN = "dashboard"  # the actor written in the changes log when the dashboard is open
+TOKEN_ADMIN = "admin"
+SESSION_COOKIE = "bw_session"
+SESSION_SECONDS = 7 * 24 * 3600
+_SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass
+class Access:
+    """What one server process keeps for access control: the key cache and the rate counters."""
+
+    settings: Settings
+    keys: Keys
+    limits: RateLimits
+
+
+def access(request: Request) -> Access:
+    state = request.app.state
+    found = getattr(state, "access", None)
+    if found is None:
+        bench = state.bench
+        found = Access(settings=bench.settings, keys=Keys(bench), limits=RateLimits(bench.settings.redis_url))
+        state.access = found
+    return found  # type: ignore[no-any-return]
+
+
+# -- where a browser request comes from ---------------------------------------------------------
+
+
+def own_origin(request: Request, origin: str, settings: Settings) -> bool:
+    """Whether `origin` is this server as the browser reached it (or its public URL)."""
+    if settings.public_url and origin.rstrip("/") == origin_of(settings.public_url):
+        return True
+    host = request.headers.get("host", "")
+    return bool(host) and origin != "null" and urlsplit(origin).netloc.lower() == host.lower()
+
+
+def refuse_cross_site(request: Request, settings: Settings, *, allowed: frozenset[str] = frozenset()) -> None:
+    """403 for a browser request sent by a page on another site (CLI and SDK clients send no Origin)."""
+    origin = request.headers.get("origin")
+    site = request.headers.get("sec-fetch-site")
+    if origin is not None:
+        if origin.rstrip("/") in allowed or own_origin(request, origin, settings):
+            return
+    elif site is None or site in ("same-origin", "none") or request.method in _SAFE_METHODS:
+        return
+    raise Forbidden(
+        f"cross-site request refused: a page on {origin or 'another site'} may not call this bench "
+        "(a browser app's origin goes in BENCH_ALLOWED_ORIGINS, for the gateway routes only)",
+        code="cross_site_request",
+    )
+
+
+# -- gateway callers --------------------------------------------------------------------------------
 
 
 async def caller_for(request: Request) -> Caller:
-    return LOCAL
+    """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name and scope."""
+    cached = getattr(request.state, "caller", None)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    found = access(request)
+    refuse_cross_site(request, found.settings, allowed=found.settings.origins)
+    if not found.settings.keys_required:
+        caller = LOCAL
+    else:
+        record = await found.keys.verify(bearer_token(request.headers.get("authorization")))
+        await found.limits.hit_key(record.name, record.rpm)
+        caller = record.caller()
+    request.state.caller = caller
+    return caller
+
+
+# -- the admin --------------------------------------------------------------------------------------
+
+
+def _session_key(token: str) -> bytes:
+    # Derived from the token: setting a new token ends every session made with the old one.
+    return hmac.new(token.encode(), b"benchwarmers dashboard session", hashlib.sha256).digest()
+
+
+def new_session(token: str, now: float | None = None) -> str:
+    body = f"v1.{int(now if now is not None else time.time())}.{secrets.token_urlsafe(16)}"
+    mac = hmac.new(_session_key(token), body.encode(), hashlib.sha256).hexdigest()
+    return f"{body}.{mac}"
+
+
+def session_valid(cookie: str | None, token: str, now: float | None = None) -> bool:
+    if not cookie:
+        return False
+    body, _, mac = cookie.rpartition(".")
+    parts = body.split(".")
+    if len(parts) != 3 or parts[0] != "v1" or not parts[1].isdigit():
+        return False
+    expected = hmac.new(_session_key(token), body.encode(), hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(mac.encode(), expected.encode()):
+        return False
+    age = (now if now is not None else time.time()) - int(parts[1])
+    return -60 <= age <= SESSION_SECONDS
+
+
+def token_matches(given: str, token: str) -> bool:
+    return hmac.compare_digest(given.encode(), token.encode())
+
+
+def _bearer(request: Request) -> str | None:
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def is_admin(request: Request, settings: Settings) -> bool:
+    token = settings.admin_token
+    if token is None:
+        return True
+    given = _bearer(request)
+    if given is not None and request.url.path.startswith("/api") and token_matches(given, token):
+        return True
+    return session_valid(request.cookies.get(SESSION_COOKIE), token)
 
 
 async def admin_for(request: Request) -> str:
-    """The admin acting on `/api` (the name written in the changes log). Raises when not allowed."""
-    return "dashboard"
+    """The admin acting on `/api` or a dashboard page (the name written in the changes log).
+
+    Without an admin token the dashboard is open. With one, `/api` answers 401 and a page sends
+    the browser to `/login`. Changes from a page on another site are refused in every mode.
+    """
+    settings = access(request).settings
+    refuse_cross_site(request, settings)
+    if settings.admin_token is None:
+        return OPEN_ADMIN
+    if is_admin(request, settings):
+        return TOKEN_ADMIN
+    if request.url.path.startswith("/api") or request.method not in ("GET", "HEAD"):
+        raise Unauthorized(
+            "the dashboard API needs the admin token: log in at /login, or send "
+            "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>",
+            code="admin_token_required",
+            headers=dict(CHALLENGE),
+        )
+    target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    raise HTTPException(303, headers={"Location": f"/login?next={quote(target, safe='')}"})

@@ -1,0 +1,62 @@
+"""Alerts as the user sees them, and acknowledging one (logged in the changes like any config change).
+
+Kinds: `went_paid` (a free model now has a price: it stays out of explorer seats until acknowledged),
+`retiring` (deprecated or gone from its listing), `failing` (its last seats all failed).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.errors import NotFound
+from benchwarmers.store import alerts as alert_rows
+from benchwarmers.store.changes import record_change
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.core import Bench
+
+LABELS = {"went_paid": "went paid", "retiring": "retiring", "failing": "failing", "owed": "verdicts owed"}
+
+
+def alert_public(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": row["id"],
+        "kind": row["kind"],
+        "label": LABELS.get(row["kind"], row["kind"]),
+        "subject": row["subject"],
+        "message": row["message"],
+        "created_at": row["created_at"],
+        "acknowledged_at": row["acknowledged_at"],
+    }
+
+
+async def list_alerts(bench: Bench, *, include_acknowledged: bool = False) -> list[dict[str, Any]]:
+    async with bench.read() as conn:
+        rows = await alert_rows.list_alerts(conn, include_acknowledged=include_acknowledged)
+    return [alert_public(row) for row in rows]
+
+
+async def acknowledge(bench: Bench, alert_id: int, *, actor: str | None = None) -> dict[str, Any]:
+    """Acknowledge one alert; acknowledging again changes nothing. A went-paid model returns to the
+    explorer pool (while it is free): the change record makes every process reload its snapshot."""
+    async with bench.write() as conn:
+        row = await alert_rows.get_alert(conn, alert_id)
+        if row is None:
+            open_ids = [a["id"] for a in await alert_rows.list_alerts(conn)]
+            listed = f" Open alerts: {', '.join(map(str, open_ids))}." if open_ids else " There are no open alerts."
+            raise NotFound(f"no alert {alert_id}.{listed}", param="id", code="alert_not_found")
+        if row["acknowledged_at"] is not None:
+            return alert_public(row)
+        now = time.time()
+        await alert_rows.acknowledge(conn, alert_id, now)
+        await record_change(
+            conn,
+            actor=actor or bench.actor,
+            subject="alert",
+            name=row["subject"],
+            action="acknowledge",
+            before=alert_public(row),
+            after={"id": alert_id, "kind": row["kind"], "acknowledged_at": now},
+        )
+        return alert_public({**row, "acknowledged_at": now})

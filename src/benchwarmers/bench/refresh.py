@@ -1,0 +1,300 @@
+"""Keeping the catalog true: each endpoint's listing and models.dev, and what changed between refreshes.
+
+A refresh records every listed model with each source's facts, writing only values that changed (so
+a fact's `learned_at` says when that value was learned). A model missing from its listing is marked
+gone, never deleted. A transition raises one alert: free → priced (`went_paid`), newly deprecated or
+gone (`retiring`). A source that fails keeps its last good facts: a listing that cannot be read
+leaves the endpoint's facts as they were; a failed models.dev fetch keeps the cached copy at
+`$BENCHWARMERS_HOME/models-dev.json`, else the snapshot bundled with the `models-dev` package.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.bench.collections import suggest
+from benchwarmers.bench.config import endpoint_key
+from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
+from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
+from benchwarmers.errors import NotFound
+from benchwarmers.settings import Settings
+from benchwarmers.store import alerts as alert_rows
+from benchwarmers.store import roster
+from benchwarmers.store import settings as setting_rows
+from benchwarmers.store.changes import record_change
+from benchwarmers.store.schema import endpoints, model_facts, models
+from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.listings import fetch_listing
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.core import Bench
+
+log = logging.getLogger("benchwarmers.refresh")
+
+MODELS_DEV_CACHE = "models-dev.json"
+LAST_RUN_KEY = "catalog_refresh"  # settings row: when the catalog was last refreshed, and what failed
+# The sources a refresh owns; the user's overrides and learned facts are never touched here.
+CATALOG_SOURCES = ("listing", "models.dev")
+_MODELS_DEV_REF = "models.dev"
+
+Progress = Callable[[str, "SourceResult | None"], None]
+
+
+@dataclass(frozen=True)
+class SourceResult:
+    """How refreshing one source went: `source` is "models.dev" or an endpoint's name."""
+
+    source: str
+    ok: bool
+    detail: str
+    summary: dict[str, Any] | None = None
+
+
+def models_dev_cache(settings: Settings) -> Path:
+    return settings.home / MODELS_DEV_CACHE
+
+
+def catalog_of(settings: Settings) -> ModelsDev:
+    """The models.dev catalog in use: the cached live copy when readable, else the bundled snapshot."""
+    return load_catalog(models_dev_cache(settings))
+
+
+def catalog_origin(settings: Settings) -> str:
+    """"cached" when the live copy is in use, "bundled" when it is missing or unreadable."""
+    # load_catalog falls back to the one bundled instance, so identity tells which is in use.
+    return "bundled" if catalog_of(settings) is load_catalog(None) else "cached"
+
+
+# -- one endpoint --------------------------------------------------------------------------------
+
+
+async def refresh_endpoint(bench: Bench, name: str, *, actor: str | None = None) -> dict[str, Any]:
+    """Read the endpoint's listing and record it. On failure the error is noted on the endpoint, its
+    facts stay as they were, and an UpstreamFailure says why (an unreadable listing included)."""
+    async with bench.read() as conn:
+        row = await roster.get_endpoint(conn, name)
+        if row is None:
+            names = [r["name"] for r in await roster.list_endpoints(conn)]
+            raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
+    ref = EndpointRef(
+        name=name, base_url=row["base_url"], api_key=endpoint_key(row, bench.secrets), kind=row["kind"]
+    )
+
+    async def fetch_json(method: str, url: str, body: Any | None) -> Any:
+        return await bench.upstream.request_json(ref, method, url, json=body)
+
+    try:
+        listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
+    except Exception as exc:
+        failure = (
+            exc
+            if isinstance(exc, UpstreamFailure)
+            else UpstreamFailure(FailureKind.upstream_error, f"the model listing could not be read: {exc}")
+        )
+        async with bench.write() as conn:
+            await roster.update_endpoint(conn, row["id"], refresh_error=str(failure)[:500])
+        raise failure from None
+    return await record_listing(bench, row, listed, actor=actor)
+
+
+async def _stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dict[str, dict[str, Any]]]:
+    """model pk → source → fact → value, for every model of one endpoint (one query)."""
+    query = (
+        select(model_facts.c.model_pk, model_facts.c.source, model_facts.c.fact, model_facts.c.value)
+        .join(models, models.c.id == model_facts.c.model_pk)
+        .where(models.c.endpoint_id == endpoint_id)
+    )
+    found: dict[int, dict[str, dict[str, Any]]] = {}
+    for pk, source, fact, value in await conn.execute(query):
+        found.setdefault(pk, {}).setdefault(source, {})[fact] = value
+    return found
+
+
+async def _write_source(
+    conn: AsyncConnection, pk: int, source: str, old: Mapping[str, Any], new: Mapping[str, Any]
+) -> None:
+    """Make one source's stored facts equal `new`, touching only what differs."""
+    for fact in old.keys() - new.keys():
+        await roster.clear_fact(conn, pk, fact, source)
+    for fact, value in new.items():
+        if fact not in old or old[fact] != value:
+            await roster.set_fact(conn, pk, fact, source, value)
+
+
+def _catalog_view(facts: Mapping[str, Mapping[str, Any]], fact: str) -> Any:
+    """What the listing and models.dev together say of a fact (the user's override left out)."""
+    found = effective({s: facts.get(s, {}) for s in CATALOG_SOURCES}).get(fact)
+    return found[0] if found else None
+
+
+async def record_listing(
+    bench: Bench, endpoint: dict[str, Any], listed: Iterable[ListedModel], *, actor: str | None = None
+) -> dict[str, Any]:
+    """Record a listing that was read: new models, facts per source, gone models, and alerts."""
+    listed = list(listed)
+    now = time.time()
+    catalog = catalog_of(bench.settings)
+    hint = provider_for(endpoint["kind"], endpoint["base_url"])
+    counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0}
+    name = endpoint["name"]
+    async with bench.write() as conn:
+        existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
+        stored = await _stored_facts(conn, endpoint["id"])
+        by_id = {m.model_id: m for m in listed}
+        for model_id in [*by_id, *(mid for mid in existing if mid not in by_id)]:
+            row = existing.get(model_id)
+            model = by_id.get(model_id)
+            if row is None:
+                pk = await roster.insert_model(
+                    conn, alias=f"{name}/{model_id}", endpoint_id=endpoint["id"], model_id=model_id
+                )
+                counts["added"] += 1
+            else:
+                pk = row["id"]
+                if model is not None:
+                    await roster.update_model(conn, pk, gone=False, last_seen=now)
+                # A model added by hand (`discover add`, never seen listed) is not gone when unlisted.
+                elif not row["gone"] and row["last_seen"] is not None:
+                    await roster.update_model(conn, pk, gone=True)
+                    counts["gone"] += 1
+                    if await _alert(conn, "retiring", row["alias"], now, f"{row['alias']} is gone from {name}'s "
+                                    "listing; explorers skip it, and collections that name it still call it"):
+                        counts["retiring"] += 1
+            before = stored.get(pk, {})
+            known = catalog.lookup(model_id, hint)
+            after = {
+                "listing": listed_facts(model) if model is not None else dict(before.get("listing", {})),
+                "models.dev": listed_facts(known) if known is not None else {},
+            }
+            for source in CATALOG_SOURCES:
+                await _write_source(conn, pk, source, before.get(source, {}), after[source])
+            if row is None:
+                continue  # a new model has no earlier state to move away from
+            alias = row["alias"]
+            # A free-tier endpoint costs nothing whatever its listing says, so its models never go paid.
+            if (
+                not endpoint["free_tier"]
+                and _catalog_view(before, "free") is True
+                and _catalog_view(after, "free") is False
+                and await _alert(conn, "went_paid", alias, now, f"{alias} was free and now has a price; it leaves "
+                                 "the explorer pool until you acknowledge this alert")
+            ):
+                counts["went_paid"] += 1
+            deprecated = _catalog_view(after, "deprecated")
+            if (
+                deprecated
+                and not _catalog_view(before, "deprecated")
+                and await _alert(conn, "retiring", alias, now, f"{alias} is deprecated ({deprecated}); explorers "
+                                 "skip it, and collections that name it still call it")
+            ):
+                counts["retiring"] += 1
+        await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
+        await record_change(
+            conn, actor=actor or bench.actor, subject="endpoint", name=name, action="refresh", after=counts
+        )
+    return counts
+
+
+async def _alert(conn: AsyncConnection, kind: str, subject: str, now: float, message: str) -> bool:
+    raised = await alert_rows.raise_alert(conn, kind=kind, subject=subject, message=message, now=now) is not None
+    if raised:
+        log.info("alert %s: %s", kind, subject)
+    return raised
+
+
+# -- models.dev ---------------------------------------------------------------------------------
+
+
+async def refresh_models_dev(bench: Bench, url: str = MODELS_DEV_URL) -> str:
+    """Fetch models.dev's live catalog into the cache: "live" when saved, else what is in use instead
+    ("cached" or "bundled"). The next endpoint refresh records its facts."""
+    ref = EndpointRef(name=_MODELS_DEV_REF, base_url=url, api_key=None)
+
+    async def fetch_json(method: str, _official_url: str, body: Any | None) -> Any:
+        # fetch_live asks for models.dev's own URL; a mirror (or a test server) may stand in for it.
+        return await bench.upstream.request_json(ref, method, url, json=body, timeout=60.0)
+
+    try:
+        saved = await fetch_live(fetch_json, models_dev_cache(bench.settings))
+    finally:
+        bench.upstream.forget(_MODELS_DEV_REF)  # once a day: no idle connection kept for it
+    return "live" if saved else catalog_origin(bench.settings)
+
+
+# -- everything ---------------------------------------------------------------------------------
+
+
+async def refresh_all(
+    bench: Bench,
+    *,
+    models_dev_url: str | None = MODELS_DEV_URL,
+    only: Iterable[str] | None = None,
+    actor: str | None = None,
+    progress: Progress | None = None,
+) -> list[SourceResult]:
+    """models.dev first (its facts are recorded with each listing), then every enabled endpoint (or
+    those in `only`). One failed source never stops the others; `models_dev_url=None` skips the
+    live fetch and uses the cached or bundled catalog."""
+    results: list[SourceResult] = []
+
+    def report(result: SourceResult) -> None:
+        results.append(result)
+        if progress is not None:
+            progress(result.source, result)
+
+    if progress is not None:
+        progress("models.dev", None)
+    if models_dev_url:
+        state = await refresh_models_dev(bench, models_dev_url)
+        detail = "live catalog saved" if state == "live" else f"unreachable; using the {state} catalog"
+        report(SourceResult("models.dev", state == "live", detail))
+    else:
+        report(SourceResult("models.dev", True, f"not fetched; using the {catalog_origin(bench.settings)} catalog"))
+    if only is None:
+        async with bench.read() as conn:
+            names = [e["name"] for e in await roster.list_endpoints(conn) if e["enabled"]]
+    else:
+        names = list(only)
+    for name in names:
+        if progress is not None:
+            progress(name, None)
+        try:
+            summary = await refresh_endpoint(bench, name, actor=actor)
+        except Exception as exc:  # one source failing keeps its last good facts; the rest go on
+            log.warning("refresh of %s failed: %s", name, exc)
+            report(SourceResult(name, False, str(exc) or type(exc).__name__))
+        else:
+            report(SourceResult(name, True, describe(summary), summary))
+    await _remember_run(bench, results)
+    return results
+
+
+def describe(summary: Mapping[str, Any]) -> str:
+    text = f"{summary['listed']} models listed, {summary['added']} new, {summary['gone']} gone"
+    extra = [f"{summary[k]} {label}" for k, label in (("went_paid", "went paid"), ("retiring", "retiring"))
+             if summary.get(k)]
+    return ", ".join([text, *extra])
+
+
+async def _remember_run(bench: Bench, results: list[SourceResult]) -> None:
+    # Bookkeeping for the scheduler, not configuration: no change record (no snapshot reload).
+    value = {"at": time.time(), "failed": [r.source for r in results if not r.ok]}
+    async with bench.write() as conn:
+        await setting_rows.put_setting(conn, LAST_RUN_KEY, value)
+
+
+async def last_refresh(conn: AsyncConnection) -> float | None:
+    """When the catalog was last refreshed: a full refresh, or failing that the newest endpoint refresh."""
+    stored = await setting_rows.get_setting(conn, LAST_RUN_KEY, {})
+    newest = await conn.scalar(select(func.max(endpoints.c.refreshed_at)))
+    known = [t for t in ((stored or {}).get("at"), newest) if t is not None]
+    return max(known) if known else None

@@ -1,0 +1,229 @@
+"""`benchwarmers leaderboard`, `benchwarmers report` and `benchwarmers role`: what the verdicts say."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+import typer
+
+from benchwarmers.bench import evidence
+from benchwarmers.bench.core import Bench
+from benchwarmers.bench.reports import REPORT_DAYS, honesty_report
+from benchwarmers.cli.common import console, print_json, table, with_bench
+
+
+def _pct(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _span(interval: list[float] | None, signed: bool = False) -> str:
+    if interval is None:
+        return "–"
+    low, high = interval
+    if signed:
+        return f"{low:+.2f} … {high:+.2f}"
+    return f"{low:.0%}–{high:.0%}"
+
+
+def _useful(model: dict[str, Any]) -> str:
+    if not model["verdicts"]:
+        return "–"
+    return f"{model['rate']:.0%} ({model['useful']}/{model['verdicts']})"
+
+
+def _best_line(board: dict[str, Any]) -> str:
+    shape = board["shape"]
+    if board["primary"] is None:
+        return f"best for {shape}: none yet (no verdicts on a model that can sit)"
+    line = f"best for {shape}: {board['primary']} ({board['primary_by']})"
+    if board["pinned"] and board["primary_by"] != "pinned":
+        line += f"; pinned {board['pinned']} is not used: it is gone, disabled or retiring"
+    return line
+
+
+@with_bench
+async def leaderboard(
+    bench: Bench,
+    shape: str = typer.Option(None, "--shape", help="one shape only"),
+    days: float = typer.Option(None, "--days", help="only seats from the last DAYS days (default: all)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Rank models per shape: useful rate with its 95% interval, pairwise strength, maturity."""
+    boards = [b.public() for b in await evidence.leaderboard(bench, shape=shape, days=days)]
+    if as_json:
+        print_json(boards)
+        return
+    if not boards:
+        console.print("no evidence yet: ask a collection, then judge the seats (benchwarmers verdict)", markup=False)
+        return
+    for board in boards:
+        rows = [
+            (
+                m["rank"],
+                m["alias"],
+                _useful(m),
+                _span(m["interval"]) if m["verdicts"] else "–",
+                "–" if m["strength"] is None else f"{m['strength']:+.2f}",
+                _span(m["strength_interval"], signed=True),
+                m["verdicts"],
+                m["maturity"],
+            )
+            for m in board["models"]
+        ]
+        title = f"{board['shape']} · {board['judged_panels']} judged of {board['panels']} panels"
+        table(title, ["rank", "model", "useful", "95% interval", "BT", "BT interval", "verdicts", "maturity"], rows)
+        console.print(_best_line(board), markup=False)
+
+
+@with_bench
+async def report(
+    bench: Bench,
+    days: float = typer.Option(REPORT_DAYS, "--days", help="the window, in days"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Honesty reports: explorer exposure, bench vs its best model, verdicts per key, length bias."""
+    data = await honesty_report(bench, days)
+    if as_json:
+        print_json(data)
+        return
+    shown = data["exposure"]
+    table(
+        f"explorer seats, last {days:g} days · {shown['explorer_seats']} seats, {shown['eligible_models']} eligible "
+        f"models, fair share {_pct(shown['fair_share'])}",
+        ["model", "endpoint", "seats", "share", "eligible", "flag"],
+        [
+            (
+                m["alias"],
+                m["endpoint"],
+                m["seats"],
+                _pct(m["share"]),
+                "yes" if m["eligible"] else "no",
+                "below half fair share" if m["flagged"] else "",
+            )
+            for m in shown["models"]
+        ],
+    )
+    table(
+        "explorer seats per endpoint",
+        ["endpoint", "eligible models", "seats", "share", "fair share", "flag"],
+        [
+            (
+                e["endpoint"],
+                e["eligible_models"],
+                e["seats"],
+                _pct(e["share"]),
+                _pct(e["fair_share"]),
+                "below half fair share" if e["flagged"] else "",
+            )
+            for e in shown["endpoints"]
+        ],
+    )
+    table(
+        "any seat useful vs the best single model",
+        [
+            "shape",
+            "judged panels",
+            "any seat useful",
+            "95% interval",
+            "best model",
+            "its rate",
+            "95% interval",
+            "verdict",
+        ],
+        [
+            (
+                b["shape"],
+                b["judged_panels"],
+                _pct(b["rate"]),
+                _span(b["interval"]) if b["judged_panels"] else "–",
+                b["best"] or "–",
+                _pct(b["best_rate"]),
+                _span(b["best_interval"]),
+                b["verdict"],
+            )
+            for b in data["bench_vs_best"]
+        ],
+    )
+    keys = data["verdicts_by_key"]
+    table(
+        f"verdicts per key · {keys['verdicts']} verdicts",
+        ["key", "verdicts", "share"],
+        [(k["key"], k["verdicts"], _pct(k["share"])) for k in keys["keys"]],
+    )
+    table(
+        "useful rate vs answer length (split at the median)",
+        ["shape", "median chars", "short", "long", "difference", "z", "warning"],
+        [
+            (
+                e["shape"],
+                f"{e['median_length']:g}",
+                f"{_pct(e['short']['rate'])} of {e['short']['verdicts']}",
+                f"{_pct(e['long']['rate'])} of {e['long']['verdicts']}",
+                "–" if e["difference"] is None else f"{e['difference']:+.0%}",
+                f"{e['z']:.2f}",
+                "length bias" if e["warning"] else "",
+            )
+            for e in data["length_bias"]
+        ],
+    )
+    for warning in data["warnings"]:
+        console.print(f"warning: {warning}", markup=False)
+    if not data["warnings"]:
+        console.print("no warnings", markup=False)
+
+
+# -- roles ------------------------------------------------------------------------------------
+
+roles = typer.Typer(
+    help="Pinned roles: the primary model per shape, which wins over the evidence's pick.", no_args_is_help=True
+)
+
+
+class Role(StrEnum):
+    primary = evidence.PRIMARY
+
+
+@roles.command("set")
+@with_bench
+async def role_set(
+    bench: Bench,
+    role: Role = typer.Argument(..., help="the role (primary)"),
+    shape: str = typer.Argument(..., help="the shape it is for"),
+    alias: str = typer.Argument(..., help="the model, as on the roster"),
+) -> None:
+    """Pin a model as the role for a shape (the merger and "best for" use it)."""
+    result = await evidence.set_role(bench, role.value, shape, alias)
+    if not result["changed"]:
+        console.print(f"{alias} is already the {role.value} for {shape}; nothing changed", markup=False)
+        return
+    was = result["before"]
+    console.print(f"pinned {alias} as {role.value} for {shape}" + (f" (was {was})" if was else ""), markup=False)
+
+
+@roles.command("clear")
+@with_bench
+async def role_clear(
+    bench: Bench,
+    role: Role = typer.Argument(..., help="the role (primary)"),
+    shape: str = typer.Argument(..., help="the shape"),
+) -> None:
+    """Unpin the role for a shape: the evidence decides again."""
+    result = await evidence.clear_role(bench, role.value, shape)
+    console.print(
+        f"cleared the {role.value} for {shape} (was {result['alias']}); the evidence decides again", markup=False
+    )
+
+
+@roles.command("list")
+@with_bench
+async def role_list(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """List the pinned roles."""
+    pinned = await evidence.list_roles(bench)
+    if as_json:
+        print_json(pinned)
+        return
+    if not pinned:
+        console.print("no roles pinned: the evidence picks the primary for every shape", markup=False)
+        return
+    table(None, ["role", "shape", "alias"], [(r["role"], r["shape"], r["alias"]) for r in pinned])

@@ -1,0 +1,42 @@
+"""Alerts: things the user should know about a model (went paid, retiring, failing), until acknowledged."""
+
+from __future__ import annotations
+
+from sqlalchemy import and_, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.store.schema import alerts
+
+
+async def open_alert(conn: AsyncConnection, kind: str, subject: str) -> dict | None:
+    """The unacknowledged alert of this kind about this subject, if there is one."""
+    query = select(alerts).where(
+        and_(alerts.c.kind == kind, alerts.c.subject == subject, alerts.c.acknowledged_at.is_(None))
+    )
+    row = (await conn.execute(query.limit(1))).first()
+    return dict(row._mapping) if row else None
+
+
+async def raise_alert(conn: AsyncConnection, *, kind: str, subject: str, message: str, now: float) -> int | None:
+    """Insert an alert unless the same one is still open; its id, or None when it was already open."""
+    if await open_alert(conn, kind, subject) is not None:
+        return None
+    result = await conn.execute(alerts.insert().values(kind=kind, subject=subject, message=message, created_at=now))
+    return int(result.inserted_primary_key[0])
+
+
+async def list_alerts(conn: AsyncConnection, *, include_acknowledged: bool = False, limit: int = 500) -> list[dict]:
+    """Newest first; only open ones unless asked."""
+    query = select(alerts).order_by(alerts.c.id.desc()).limit(limit)
+    if not include_acknowledged:
+        query = query.where(alerts.c.acknowledged_at.is_(None))
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def get_alert(conn: AsyncConnection, alert_id: int) -> dict | None:
+    row = (await conn.execute(select(alerts).where(alerts.c.id == alert_id))).first()
+    return dict(row._mapping) if row else None
+
+
+async def acknowledge(conn: AsyncConnection, alert_id: int, now: float) -> None:
+    await conn.execute(alerts.update().where(alerts.c.id == alert_id).values(acknowledged_at=now))
