@@ -10,8 +10,10 @@ from benchwarmers.catalog.facts import FACTS, SOURCES, ListedModel, effective, f
 
 
 def test_vocabulary() -> None:
-    assert FACTS == ("context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated")
-    assert SOURCES == ("override", "learned", "listing", "models.dev")
+    assert FACTS == (
+        "context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated", "rate_limits"
+    )
+    assert SOURCES == ("override", "learned", "headers", "listing", "models.dev")
 
 
 def test_first_source_wins_and_missing_falls_through() -> None:

@@ -56,7 +56,8 @@ def test_low_confidence_means_general(bench_with_roster, client, fake):
     fake.script("kimi-k2", reply='{"shape": "review", "confidence": 0.5}')
     collection(bench_with_roster, "auto", ["llama-3.3-70b"])
     bench = ask(client, "bench/auto").bench
-    assert (bench["shape"], bench["shape_by"]) == ("general", "default (decision model fake/kimi-k2 said review at 0.50)")
+    assert (bench["shape"], bench["shape_by"]) == (
+        "general", "default (decision model fake/kimi-k2 said review at 0.50)")
 
 
 def test_a_decision_timeout_falls_back_to_general_quickly(bench_with_roster, client, fake):

@@ -7,17 +7,14 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench import refresh
 from benchwarmers.bench.collections import suggest, validate_collection
-from benchwarmers.catalog.facts import listed_facts
-from benchwarmers.catalog.modelsdev import load_catalog, provider_for
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.store import collections as collection_rows
 from benchwarmers.store import roster
 from benchwarmers.store import settings as setting_rows
 from benchwarmers.store.changes import record_change
-from benchwarmers.store.schema import alerts
-from benchwarmers.upstream.client import EndpointRef
-from benchwarmers.upstream.listings import KINDS, fetch_listing
+from benchwarmers.upstream.listings import KINDS
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core import Bench
@@ -141,86 +138,8 @@ class Admin:
         self.bench.upstream.forget(name)
 
     async def refresh_endpoint(self, name: str) -> dict[str, Any]:
-        """Read the endpoint's listing; record each model and what the listing says of it."""
-        snapshot = await self.bench.snapshot()
-        async with self.bench.read() as conn:
-            row = await self._endpoint(conn, name)
-        ref = (
-            snapshot.endpoints[name].ref
-            if name in snapshot.endpoints
-            else EndpointRef(name=name, base_url=row["base_url"], api_key=None, kind=row["kind"])
-        )
-
-        async def fetch_json(method: str, url: str, body: Any | None) -> Any:
-            return await self.bench.upstream.request_json(ref, method, url, json=body)
-
-        try:
-            listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
-        except Exception as exc:  # a failed source keeps the last good facts
-            async with self.bench.write() as conn:
-                await roster.update_endpoint(conn, row["id"], refresh_error=str(exc)[:500])
-            raise
-        return await self._record_listing(row, listed)
-
-    async def _record_listing(self, endpoint: dict[str, Any], listed: list[Any]) -> dict[str, Any]:
-        now = time.time()
-        added = gone = went_paid = 0
-        catalog = load_catalog(self.bench.settings.home / "models-dev.json")
-        hint = provider_for(endpoint["kind"], endpoint["base_url"])
-        async with self.bench.write() as conn:
-            existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
-            seen: set[str] = set()
-            for model in listed:
-                seen.add(model.model_id)
-                facts = listed_facts(model)
-                current = existing.get(model.model_id)
-                if current is None:
-                    pk = await roster.insert_model(
-                        conn,
-                        alias=f"{endpoint['name']}/{model.model_id}",
-                        endpoint_id=endpoint["id"],
-                        model_id=model.model_id,
-                    )
-                    added += 1
-                else:
-                    pk = current["id"]
-                    before = {
-                        f["fact"]: f["value"]
-                        for f in await roster.facts_of(conn, pk)
-                        if f["source"] == "listing"
-                    }
-                    if before.get("free") is True and facts.get("free") is False:
-                        went_paid += 1
-                        await conn.execute(
-                            alerts.insert().values(
-                                kind="went_paid",
-                                subject=current["alias"],
-                                created_at=now,
-                                message=f"{current['alias']} was free and now has a price; it leaves the "
-                                "explorer pool until you acknowledge this alert",
-                            )
-                        )
-                    await roster.update_model(conn, pk, gone=False, last_seen=now)
-                await roster.replace_source_facts(conn, pk, "listing", facts)
-                known = catalog.lookup(model.model_id, hint)
-                await roster.replace_source_facts(
-                    conn, pk, "models.dev", listed_facts(known) if known else {}
-                )
-            for model_id, row in existing.items():
-                if model_id not in seen and not row["gone"]:
-                    await roster.update_model(conn, row["id"], gone=True)
-                    gone += 1
-            await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
-            summary = {"listed": len(listed), "added": added, "gone": gone, "went_paid": went_paid}
-            await record_change(
-                conn,
-                actor=self.actor,
-                subject="endpoint",
-                name=endpoint["name"],
-                action="refresh",
-                after=summary,
-            )
-        return summary
+        """Read the endpoint's listing and record what it says (see bench/refresh.py)."""
+        return await refresh.refresh_endpoint(self.bench, name)
 
     # -- models ----------------------------------------------------------------------------------
 

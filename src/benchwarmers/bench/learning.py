@@ -1,23 +1,33 @@
-"""What a failed seat teaches the bench: cooldowns after rate limits, lower windows after
-context errors. The arithmetic is pure; `learn_from_seats` writes what it decides."""
+"""What real seats teach the bench: cooldowns after rate limits, lower windows after context errors,
+the rate limits providers announce in their headers, and models that keep failing.
+
+The arithmetic is pure; `learn_from_seats` writes what it decides. It runs after every panel, so it
+writes only what changed: streaks are counted in the database (the cached snapshot may be behind),
+and rate limits are written when they differ from what is known.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
+from benchwarmers.store.schema import models
 from benchwarmers.upstream.failures import FailureKind
+from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.config import Snapshot
+    from benchwarmers.bench.config import ModelView, Snapshot
     from benchwarmers.bench.panel import SeatOutcome
 
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
+FAILING_AFTER = 5  # failed seats in a row that raise a "failing" alert
 
 
 def cooldown_seconds(retry_after: float | None, streak: int) -> float:
@@ -39,34 +49,99 @@ def lowered_window(current: int | None, learned: int) -> int | None:
     return None
 
 
+def merged_limits(known: Any, headers: Mapping[str, str]) -> dict[str, int] | None:
+    """The model's known rate limits updated from one response's headers; None when nothing changed.
+
+    Limits are kept per window (`requests`, `tokens`, `requests-day`, `tokens-minute`, `req-minute`...);
+    what remains of them changes on every call and is not kept. A response that names only some
+    windows leaves the others as they were.
+    """
+    if not headers:
+        return None
+    announced = parse_rate_limits(headers).limits
+    if not announced:
+        return None
+    current = dict(known) if isinstance(known, Mapping) else {}
+    merged = {**current, **announced}
+    return merged if merged != current else None
+
+
+def _failed(outcome: SeatOutcome) -> bool:
+    # A seat cancelled because the client left says nothing about the model.
+    return outcome.failure is not None or outcome.status == "empty"
+
+
+async def _count_failure(conn: AsyncConnection, pk: int, error: str, rate_limited: bool) -> tuple[int, int]:
+    """Add one to the model's failure streak (and its 429 streak); the new (failures, 429s) in a row."""
+    values: dict[str, Any] = {"failure_streak": models.c.failure_streak + 1, "last_error": error or None}
+    if rate_limited:
+        values["rate_limited_streak"] = models.c.rate_limited_streak + 1
+    query = (
+        models.update()
+        .where(models.c.id == pk)
+        .values(**values)
+        .returning(models.c.failure_streak, models.c.rate_limited_streak)
+    )
+    failures, limited = (await conn.execute(query)).one()
+    return int(failures), int(limited)
+
+
+async def _recovered(conn: AsyncConnection, pks: Sequence[int]) -> None:
+    """Models that answered: their streaks end (one statement, a no-op for models without one)."""
+    if pks:
+        await conn.execute(
+            models.update()
+            .where(models.c.id.in_(pks) & or_(models.c.failure_streak > 0, models.c.rate_limited_streak > 0))
+            .values(failure_streak=0, rate_limited_streak=0)
+        )
+
+
+async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mapping[str, str]) -> None:
+    limits = merged_limits(model.fact("rate_limits"), headers)
+    if limits is None:
+        return
+    await roster.set_fact(conn, model.pk, "rate_limits", "headers", limits)
+    await record_change(
+        conn,
+        actor="bench",
+        subject="model",
+        name=model.alias,
+        action="limits",
+        before={"rate_limits": model.fact("rate_limits")},
+        after={"rate_limits": limits},
+    )
+
+
 async def learn_from_seats(
     conn: AsyncConnection, snapshot: Snapshot, outcomes: Sequence[SeatOutcome], now: float
 ) -> None:
-    """Apply what this panel's seats taught: cooldowns, lower windows, failure streaks."""
+    """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks."""
+    failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
+    answered: list[int] = []
     for outcome in outcomes:
         model = snapshot.models.get(outcome.alias)
         if model is None:
             continue
+        await _learn_limits(conn, model, outcome.headers)
+        if outcome.status == "ok":
+            answered.append(model.pk)
+            continue
+        if not _failed(outcome):
+            continue
         failure = outcome.failure
-        if failure is not None and failure.kind is FailureKind.rate_limited:
-            row = await roster.get_model(conn, outcome.alias)
-            streak = (row["rate_limited_streak"] if row else 0) + 1
-            until = now + cooldown_seconds(failure.retry_after, streak)
-            await roster.update_model(
-                conn,
-                model.pk,
-                cooldown_until=until,
-                rate_limited_streak=streak,
-                failure_streak=model.failure_streak + 1,
-                last_error=outcome.error,
-            )
+        rate_limited = failure is not None and failure.kind is FailureKind.rate_limited
+        streak, limited = await _count_failure(conn, model.pk, outcome.error, rate_limited)
+        if rate_limited:
+            assert failure is not None
+            until = now + cooldown_seconds(failure.retry_after, limited)
+            await roster.update_model(conn, model.pk, cooldown_until=until)
             await record_change(
                 conn,
                 actor="bench",
                 subject="model",
                 name=outcome.alias,
                 action="cooldown",
-                after={"until": until, "streak": streak},
+                after={"until": until, "streak": limited},
             )
         elif failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit:
             lower = lowered_window(model.window, failure.context_limit)
@@ -81,8 +156,14 @@ async def learn_from_seats(
                     before={"context_window": model.window},
                     after={"context_window": lower},
                 )
-            await roster.update_model(conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error)
-        elif outcome.status == "error":
-            await roster.update_model(conn, model.pk, failure_streak=model.failure_streak + 1, last_error=outcome.error)
-        elif model.failure_streak or model.cooldown_until:
-            await roster.update_model(conn, model.pk, failure_streak=0, rate_limited_streak=0)
+        # Once per streak: exactly when it reaches the threshold (an answer starts a new streak).
+        if streak == failing_after:
+            await alert_rows.raise_alert(
+                conn,
+                kind="failing",
+                subject=outcome.alias,
+                message=f"{outcome.alias} failed its last {streak} seats in a row; last error: "
+                f"{outcome.error or 'empty answer'}",
+                now=now,
+            )
+    await _recovered(conn, answered)

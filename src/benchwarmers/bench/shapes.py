@@ -119,11 +119,11 @@ class Shapes:
         return None
 
     async def decide(self, snapshot: Snapshot, draft: Draft, panel_id: str) -> Decision:
-        if explorers_to_fill(draft, snapshot) == 0:
-            return Decision("general", "default (no explorer seats to fill)")
         found = self._decision_model(snapshot)
         if found is None:
             return Decision("general", "default")
+        if explorers_to_fill(draft, snapshot) == 0:
+            return Decision("general", "default (no explorer seats to fill)")
         row, model = found
         state = request_text(draft.body.get("messages") or [])[:STATE_LIMIT]
         timeout = float(snapshot.gateway["decision_timeout"])

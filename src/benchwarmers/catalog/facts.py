@@ -1,7 +1,8 @@
 """The fact vocabulary: what the bench knows of a model, where it came from, and which source wins.
 
-Sources, first wins: the user's `override`, then what was `learned` from real calls, then the
-endpoint's own `listing`, then `models.dev`. A missing (None) value falls through to the next source.
+Sources, first wins: the user's `override`, then what was `learned` from real calls, then what real
+calls' `headers` said (rate limits), then the endpoint's own `listing`, then `models.dev`. A missing
+(None) value falls through to the next source.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FACTS = ("context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated")
-SOURCES = ("override", "learned", "listing", "models.dev")
+FACTS = ("context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated", "rate_limits")
+SOURCES = ("override", "learned", "headers", "listing", "models.dev")
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from benchwarmers import __version__
-from benchwarmers.cli import ask, collections, endpoints, evidence, mcp, models, serve, shapes, verdicts
+from benchwarmers.cli import ask, collections, endpoints, evidence, keys, mcp, models, serve, shapes, verdicts
 
 app = typer.Typer(
     help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
@@ -24,6 +24,7 @@ app.command("mcp")(mcp.mcp)
 app.add_typer(endpoints.app, name="endpoint")
 app.add_typer(models.app, name="model")
 app.add_typer(collections.app, name="collection")
+app.add_typer(keys.app, name="key")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")
 

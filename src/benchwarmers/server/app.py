@@ -12,7 +12,8 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.core import Bench
-from benchwarmers.server import api_evidence, bench_routes, errors, gateway_routes
+from benchwarmers.server import api_evidence, api_keys, bench_routes, errors, gateway_routes, login
+from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware
 from benchwarmers.server.responses import json_response
 from benchwarmers.settings import Settings
@@ -34,6 +35,7 @@ def create_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     errors.install(app)
 
+    app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
 
     @app.get("/healthz")
@@ -53,4 +55,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(gateway_routes.router)
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
+    app.include_router(api_keys.router)
+    app.include_router(login.router)
     return app

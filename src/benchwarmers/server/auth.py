@@ -30,8 +30,9 @@ from benchwarmers.server.ratelimit import RateLimits
 from benchwarmers.settings import Settings, origin_of
 
 LOCAL = Caller()
-OPEN_ADMIN = "dashboard"  # the actor written in the changes log when the dashboard is open
-TOKEN_ADMIN = "admin"
+# The actor written in the changes log: the open dashboard, or whoever holds the admin token.
+OPEN_ADMIN = "dashboard"
+TOKEN_ADMIN = "admin"  # noqa: S105 (a name, not a password)
 SESSION_COOKIE = "bw_session"
 SESSION_SECONDS = 7 * 24 * 3600
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})

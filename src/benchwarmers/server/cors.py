@@ -82,10 +82,11 @@ class CorsMiddleware:
         await self.app(scope, receive, send_with_cors)
 
     async def _preflight(self, scope: Scope, send: Send, origin: str) -> None:
+        asked = _header(scope, b"access-control-request-headers")
         headers = [
             (b"access-control-allow-origin", origin.encode("latin-1")),
             (b"access-control-allow-methods", ALLOW_METHODS),
-            (b"access-control-allow-headers", allowed_headers(_header(scope, b"access-control-request-headers")).encode()),
+            (b"access-control-allow-headers", allowed_headers(asked).encode()),
             (b"access-control-max-age", MAX_AGE),
             (b"vary", _PREFLIGHT_VARY),
             (b"content-length", b"0"),
