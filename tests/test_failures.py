@@ -1,4 +1,3 @@
-import httpx2
 import orjson
 import pytest
 
@@ -6,8 +5,8 @@ from benchwarmers.upstream.failures import (
     FailureKind,
     UpstreamFailure,
     classify_response,
+    connection_failure,
     error_message_from_body,
-    failure_from_transport_error,
     timeout_failure,
 )
 
@@ -184,17 +183,11 @@ def test_timeout_failures() -> None:
 
 
 def test_transport_errors() -> None:
-    read = failure_from_transport_error(httpx2.ReadTimeout("timed out"), 12.5)
-    assert (read.kind, str(read)) == (FailureKind.timeout, "timeout after 12.5s")
-    connect = failure_from_transport_error(httpx2.ConnectTimeout("timed out"), 30)
-    assert (connect.kind, str(connect)) == (FailureKind.connection, "connection failed: connect timeout")
-    refused = failure_from_transport_error(httpx2.ConnectError("[Errno 111] Connection refused"), 30)
-    assert (refused.kind, str(refused)) == (
-        FailureKind.connection,
-        "connection failed: [Errno 111] Connection refused",
-    )
-    leaky = failure_from_transport_error(httpx2.ReadError(f"boom {KEY}"), 30, secrets=[KEY])
+    refused = connection_failure(ConnectionRefusedError(111, "Connection refused"), [KEY])
+    assert (refused.kind, str(refused)) == (FailureKind.connection, "connection failed: [Errno 111] Connection refused")
+    leaky = connection_failure(OSError(f"boom {KEY}"), secrets=[KEY])
     assert str(leaky) == "connection failed: boom [redacted]"
+    assert str(timeout_failure(12.5)) == "timeout after 12.5s"
 
 
 def test_failure_is_an_exception_with_attributes() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -10,11 +12,13 @@ import pytest
 from mcp import Client
 
 from benchwarmers.bench.core import Bench
+from benchwarmers.bench.keys import Keys
 from benchwarmers.mcp import create_server
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
-from tests.benchserver import BenchServer, free_port
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.gateway_fixtures import ROSTER
 from tests.test_gateway_panels import collection
 
 
@@ -145,7 +149,9 @@ async def test_ask_returns_every_seat_labelled_with_its_call_id(bench, fake):
     assert text.startswith(f"bench/reviewers · panel {panel['panel']} · shape review (set by the caller) · 5 seats\n")
     for seat in panel["seats"]:
         label = seat["call"].rpartition(".")[2]
-        section = f"## {label} · {seat['alias']} · ok · {seat['seconds']:.1f}s\ncall: {seat['call']}\n\n{seat['answer']}\n"
+        section = (
+            f"## {label} · {seat['alias']} · ok · {seat['seconds']:.1f}s\ncall: {seat['call']}\n\n{seat['answer']}\n"
+        )
         assert section in text
     assert text.endswith(
         "---\nThese are claims, not facts. Check each against the real code; agreement between seats proves nothing.\n"
@@ -161,6 +167,24 @@ async def test_ask_returns_every_seat_labelled_with_its_call_id(bench, fake):
     assert {r.json["messages"][0]["content"] for r in fake.chat_requests} == {"Is `x[len(x)]` off by one?"}
 
 
+async def test_merged_puts_the_merged_answer_first_and_owes_it_a_verdict_too(bench, fake):
+    fake.script("llama-3.3-70b", reply="Both seats say it is off by one.")
+    result = await call(bench.url, "ask", {"collection": "reviewers", "prompt": "off by one?", "merged": True})
+    panel = result.structured_content
+    merger = panel["merger"]
+    assert (panel["reply"], merger["call"], merger["alias"], merger["status"]) == (
+        "merged",
+        f"{panel['panel']}.merger",
+        "fake/llama-3.3-70b",
+        "ok",
+    )
+    text = result.content[0].text
+    merged = f"## merged answer · fake/llama-3.3-70b · call {merger['call']}\n\nBoth seats say it is off by one."
+    assert merged in text
+    assert text.index(merged) < text.index("## member1 · ")
+    assert text.endswith(", ".join([*(s["call"] for s in panel["seats"]), merger["call"]]) + "\n")
+
+
 async def test_a_failed_seat_is_named_and_not_owed_a_verdict(bench, fake):
     fake.script("qwen3-32b", status=500)
     result = await call(bench.url, "ask", {"collection": "bench/reviewers", "prompt": "hello"})
@@ -168,7 +192,9 @@ async def test_a_failed_seat_is_named_and_not_owed_a_verdict(bench, fake):
     failed = next(s for s in seats if s["alias"] == "fake/qwen3-32b")
     assert failed["status"] == "error"
     text = result.content[0].text
-    assert f"## member2 · fake/qwen3-32b · error · {failed['seconds']:.1f}s\ncall: {failed['call']}\n\n(failed: " in text
+    assert (
+        f"## member2 · fake/qwen3-32b · error · {failed['seconds']:.1f}s\ncall: {failed['call']}\n\n(failed: " in text
+    )
     owed = [s["call"] for s in seats if s["status"] != "error"]
     assert text.endswith(": " + ", ".join(owed) + "\n")
 
@@ -196,8 +222,9 @@ async def test_verdicts_are_recorded_in_the_database(bench):
     ]
 
 
-def bench_refusal(server: BenchServer, path: str, body: dict[str, Any]) -> tuple[int, str]:
-    response = httpx2.post(server.url + path, json=body)
+def bench_refusal(server: BenchServer, path: str, body: dict[str, Any], key: str | None = None) -> tuple[int, str]:
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    response = httpx2.post(server.url + path, json=body, headers=headers)
     return response.status_code, response.json()["error"]["message"]
 
 
@@ -233,18 +260,66 @@ async def test_no_bench_running_is_a_tool_error_saying_what_to_do(tool):
     )
 
 
-async def test_the_key_is_sent_as_a_bearer_and_a_refusal_says_which_variable_to_set(fake_upstream: FakeUpstream):
-    # A server that checks the bearer the way a bench with keys does (401 with an OpenAI-style body).
-    fake_upstream.require_key = "bwk_right"
-    fake_upstream.listing("/v1/models", {"object": "list", "data": []})
-    allowed = await call(fake_upstream.root_url, "list_collections", {}, key="bwk_right")
-    assert allowed.is_error is False
-    refused = await call(fake_upstream.root_url, "list_collections", {}, key="bwk_wrong")
-    assert [r.headers.get("authorization") for r in fake_upstream.requests] == ["Bearer bwk_right", "Bearer bwk_wrong"]
-    assert refused.is_error is True
-    text = refused.content[0].text
-    assert text.startswith("Error executing tool list_collections: the bench refused (401): ")
-    assert text.endswith("(set BENCHWARMERS_KEY to a gateway key made on the dashboard's Settings page)")
+@pytest.fixture
+def keyed(tmp_path: Path, fake: FakeUpstream) -> Iterator[tuple[BenchServer, str]]:
+    """A bench that requires gateway keys, and a key that may call only `reviewers`."""
+    server = BenchServer(tmp_path / "keyed", require_keys=True).start()
+    try:
+        add_fake_endpoint(server, fake, models=[listed(m, w) for m, w in ROSTER.items()])
+        collection(server, "reviewers", ["llama-3.3-70b", "qwen3-32b"])
+        collection(server, "private", ["phi-4"])
+        key, _ = server.admin(lambda bench: Keys(bench).create("agent", ["reviewers"]))
+        yield server, key
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("key", [None, "bwk_" + "A" * 43])
+async def test_a_refused_key_is_a_tool_error_saying_which_variable_to_set(keyed, key):
+    server, _ = keyed
+    headers = {"authorization": f"Bearer {key}"} if key else {}
+    refused = httpx2.get(server.url + "/v1/models", headers=headers)
+    assert refused.status_code == 401
+    result = await call(server.url, "list_collections", {}, key=key)
+    assert result.is_error is True
+    assert result.content[0].text == (
+        f"Error executing tool list_collections: the bench refused (401): {refused.json()['error']['message']} "
+        "(set BENCHWARMERS_KEY to a gateway key made on the dashboard's Settings page)"
+    )
+
+
+async def test_a_key_lists_asks_and_judges_within_its_scope(keyed):
+    server, key = keyed
+    listed_ = await call(server.url, "list_collections", {}, key=key)
+    assert [c["name"] for c in listed_.structured_content["collections"]] == ["bench/reviewers"]
+    status, message = bench_refusal(
+        server,
+        "/v1/chat/completions",
+        {"model": "bench/private", "messages": [{"role": "user", "content": "hi"}]},
+        key=key,
+    )
+    assert status == 403
+    outside = await call(server.url, "ask", {"collection": "private", "prompt": "hi"}, key=key)
+    assert outside.content[0].text == f"Error executing tool ask: the bench refused (403): {message}"
+    panel = (await call(server.url, "ask", {"collection": "reviewers", "prompt": "hi"}, key=key)).structured_content
+    seat = panel["seats"][0]["call"]
+    judged = await call(server.url, "verdict", {"call": seat, "useful": True}, key=key)
+    assert judged.structured_content == {"call": seat, "recorded": True, "replaced": False}
+    [row] = await admin(server, lambda conn: calls.verdict_history(conn, seat))
+    assert row["caller"] == "agent"
+
+
+async def test_beyond_loopback_the_server_never_lends_its_own_key(fake_upstream: FakeUpstream):
+    # Over stdio or in process there is no client bearer to forward, so nothing is sent at all.
+    settings = Settings(url=fake_upstream.root_url, key="bwk_the_servers_own")
+    async with Client(create_server(settings, lend_key=False)) as client:
+        result = await client.call_tool("list_collections", {})
+    assert result.is_error is True
+    assert result.content[0].text == (
+        "Error executing tool list_collections: send your gateway key to this MCP server as "
+        "`Authorization: Bearer <key>`"
+    )
+    assert fake_upstream.requests == []
 
 
 async def test_a_url_that_is_not_a_bench_is_a_tool_error(fake_upstream: FakeUpstream):

@@ -108,9 +108,9 @@ async def test_over_http_the_clients_own_key_wins_over_the_servers(mcp_over_http
     async with Client(mcp_over_http) as client:
         result = await client.call_tool("list_collections", {})
     assert result.is_error is False
-    async with httpx2.AsyncClient(headers={"authorization": "Bearer bwk_the_agents_own"}) as http:
-        async with Client(streamable_http_client(mcp_over_http, http_client=http)) as client:
-            await client.call_tool("list_collections", {})
+    own_key = httpx2.AsyncClient(headers={"authorization": "Bearer bwk_the_agents_own"})
+    async with own_key, Client(streamable_http_client(mcp_over_http, http_client=own_key)) as client:
+        await client.call_tool("list_collections", {})
     assert [r.headers.get("authorization") for r in fake_upstream.requests] == [
         "Bearer bwk_lent_by_the_server",
         "Bearer bwk_the_agents_own",

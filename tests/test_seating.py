@@ -289,6 +289,21 @@ def test_epsilon_breaks_staleness_ties_by_evidence() -> None:
     assert wins == {"good": 40}
 
 
+def test_epsilon_is_the_share_of_picks_taken_from_staleness() -> None:
+    # Staleness says "stale" (never seated); the evidence says "best". With epsilon 0.2 about a
+    # fifth of the picks go to the Thompson draw, which all but always names "best".
+    pool = [
+        free("stale", family="f1", useful=1, not_useful=40),
+        free("best", family="f2", last_seated=NOW - 10, useful=40, not_useful=1),
+        free("fresh", family="f3", last_seated=NOW - 5, useful=1, not_useful=40),
+    ]
+    picks = Counter(
+        explorers(plan(pool=pool, seed=s, epsilon=0.2, max_explorers=1, max_calls=1))[0] for s in range(1000)
+    )
+    assert set(picks) == {"stale", "best"}
+    assert 170 <= picks["best"] <= 230  # 218 with these seeds; binomial(1000, 0.2) sd ≈ 13
+
+
 def test_epsilon_deterministic_for_seed() -> None:
     pool = [free(f"x{i}", family=f"f{i}", useful=i, not_useful=5 - i) for i in range(6)]
     for seed in range(10):

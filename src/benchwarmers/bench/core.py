@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from benchwarmers.bench.config import Snapshot, load_snapshot
+from benchwarmers.bench.signal import ConfigSignal, Stamp
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
-from benchwarmers.store.changes import config_version
-from benchwarmers.store.db import create_engine, migrate
+from benchwarmers.store.changes import CHANGED, config_version
+from benchwarmers.store.db import create_engine, create_write_engine, migrate
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -36,11 +37,15 @@ class Bench:
         self.settings = settings
         self.actor = actor
         self.engine: AsyncEngine | None = None
+        self.write_engine: AsyncEngine | None = None
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
         self.history = History()
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = asyncio.Lock()
+        self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
+        self._stamp: Stamp = None
+        self._checked_at = 0.0
         from benchwarmers.bench.admin import Admin
         from benchwarmers.bench.gateway import Gateway
 
@@ -52,12 +57,15 @@ class Bench:
     async def open(self) -> Bench:
         self.settings.ensure_home()
         self.engine = create_engine(self.settings.db_url)
-        await migrate(self.engine)
+        self.write_engine = create_write_engine(self.settings.db_url, self.engine)
+        await migrate(self.write_engine)
         await self.reload_history()
         return self
 
     async def close(self) -> None:
         await self.upstream.aclose()
+        if self.write_engine is not None and self.write_engine is not self.engine:
+            await self.write_engine.dispose()
         if self.engine is not None:
             await self.engine.dispose()
 
@@ -75,26 +83,43 @@ class Bench:
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
-        """One transaction: everything inside commits together or not at all."""
-        assert self.engine is not None, "Bench.open() first"
-        async with self.engine.begin() as conn:
-            yield conn
+        """One transaction: everything inside commits together or not at all.
+
+        When it recorded a config change, running servers are told once it has committed.
+        """
+        assert self.write_engine is not None, "Bench.open() first"
+        changed = False
+        async with self.write_engine.begin() as conn:
+            try:
+                yield conn
+            finally:
+                changed = bool(conn.info.pop(CHANGED, False))
+        if changed:
+            self.invalidate()
+            async with self.read() as conn:
+                self.signal.touch(await config_version(conn))
 
     # -- cached state --------------------------------------------------------------------------
 
     async def snapshot(self) -> Snapshot:
-        """The config as of the newest change (one cheap query to know whether it moved)."""
+        """The config as of the newest change. Cheap when nothing changed (a stat call)."""
+        cached = self._snapshot
+        if cached is not None and self.signal.unchanged(self._stamp, self._checked_at):
+            return cached
+        stamp, checked_at = self.signal.stamp(), time.monotonic()
         async with self.read() as conn:
             version = await config_version(conn)
-            if self._snapshot is not None and self._snapshot.version == version:
-                return self._snapshot
-            async with self._snapshot_lock:
-                if self._snapshot is None or self._snapshot.version != version:
-                    self._snapshot = await load_snapshot(conn, self.secrets)
+            if cached is None or cached.version != version:
+                async with self._snapshot_lock:
+                    if self._snapshot is None or self._snapshot.version != version:
+                        self._snapshot = await load_snapshot(conn, self.secrets)
+        self._stamp, self._checked_at = stamp, checked_at
+        assert self._snapshot is not None
         return self._snapshot
 
     def invalidate(self) -> None:
         self._snapshot = None
+        self._stamp = None
 
     async def reload_history(self) -> None:
         async with self.read() as conn:

@@ -69,7 +69,7 @@ def catalog_of(settings: Settings) -> ModelsDev:
 
 
 def catalog_origin(settings: Settings) -> str:
-    """"cached" when the live copy is in use, "bundled" when it is missing or unreadable."""
+    """ "cached" when the live copy is in use, "bundled" when it is missing or unreadable."""
     # load_catalog falls back to the one bundled instance, so identity tells which is in use.
     return "bundled" if catalog_of(settings) is load_catalog(None) else "cached"
 
@@ -85,9 +85,7 @@ async def refresh_endpoint(bench: Bench, name: str, *, actor: str | None = None)
         if row is None:
             names = [r["name"] for r in await roster.list_endpoints(conn)]
             raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
-    ref = EndpointRef(
-        name=name, base_url=row["base_url"], api_key=endpoint_key(row, bench.secrets), kind=row["kind"]
-    )
+    ref = EndpointRef(name=name, base_url=row["base_url"], api_key=endpoint_key(row, bench.secrets), kind=row["kind"])
 
     async def fetch_json(method: str, url: str, body: Any | None) -> Any:
         return await bench.upstream.request_json(ref, method, url, json=body)
@@ -166,8 +164,14 @@ async def record_listing(
                 elif not row["gone"] and row["last_seen"] is not None:
                     await roster.update_model(conn, pk, gone=True)
                     counts["gone"] += 1
-                    if await _alert(conn, "retiring", row["alias"], now, f"{row['alias']} is gone from {name}'s "
-                                    "listing; explorers skip it, and collections that name it still call it"):
+                    if await _alert(
+                        conn,
+                        "retiring",
+                        row["alias"],
+                        now,
+                        f"{row['alias']} is gone from {name}'s "
+                        "listing; explorers skip it, and collections that name it still call it",
+                    ):
                         counts["retiring"] += 1
             before = stored.get(pk, {})
             known = catalog.lookup(model_id, hint)
@@ -185,16 +189,28 @@ async def record_listing(
                 not endpoint["free_tier"]
                 and _catalog_view(before, "free") is True
                 and _catalog_view(after, "free") is False
-                and await _alert(conn, "went_paid", alias, now, f"{alias} was free and now has a price; it leaves "
-                                 "the explorer pool until you acknowledge this alert")
+                and await _alert(
+                    conn,
+                    "went_paid",
+                    alias,
+                    now,
+                    f"{alias} was free and now has a price; it leaves "
+                    "the explorer pool until you acknowledge this alert",
+                )
             ):
                 counts["went_paid"] += 1
             deprecated = _catalog_view(after, "deprecated")
             if (
                 deprecated
                 and not _catalog_view(before, "deprecated")
-                and await _alert(conn, "retiring", alias, now, f"{alias} is deprecated ({deprecated}); explorers "
-                                 "skip it, and collections that name it still call it")
+                and await _alert(
+                    conn,
+                    "retiring",
+                    alias,
+                    now,
+                    f"{alias} is deprecated ({deprecated}); explorers "
+                    "skip it, and collections that name it still call it",
+                )
             ):
                 counts["retiring"] += 1
         await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
@@ -280,8 +296,9 @@ async def refresh_all(
 
 def describe(summary: Mapping[str, Any]) -> str:
     text = f"{summary['listed']} models listed, {summary['added']} new, {summary['gone']} gone"
-    extra = [f"{summary[k]} {label}" for k, label in (("went_paid", "went paid"), ("retiring", "retiring"))
-             if summary.get(k)]
+    extra = [
+        f"{summary[k]} {label}" for k, label in (("went_paid", "went paid"), ("retiring", "retiring")) if summary.get(k)
+    ]
     return ", ".join([text, *extra])
 
 

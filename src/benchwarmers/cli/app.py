@@ -5,7 +5,8 @@ from __future__ import annotations
 import typer
 
 from benchwarmers import __version__
-from benchwarmers.cli import ask, collections, endpoints, evidence, keys, mcp, models, serve, shapes, verdicts
+from benchwarmers.cli import ask, catalog, collections, endpoints, evidence, keys, mcp, models, serve, shapes, verdicts
+from benchwarmers.cli import init as init_cmd
 
 app = typer.Typer(
     help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
@@ -27,6 +28,10 @@ app.add_typer(collections.app, name="collection")
 app.add_typer(keys.app, name="key")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")
+app.add_typer(catalog.app, name="catalog")
+app.command("alerts")(catalog.alerts)
+app.add_typer(catalog.discover_app, name="discover")
+app.command("init")(init_cmd.init)
 
 
 @app.command("version")

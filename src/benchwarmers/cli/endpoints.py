@@ -6,7 +6,9 @@ import typer
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from benchwarmers.bench.core import Bench
+from benchwarmers.bench.presets import PRESETS, endpoint_options
 from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.upstream.failures import UpstreamFailure
 from benchwarmers.upstream.listings import KINDS
 
@@ -21,16 +23,24 @@ async def add(
     bench: Bench,
     name: str = typer.Argument(..., help="a short name; models become <name>/<model id>"),
     base_url: str = typer.Option(
-        ..., "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"
+        None, "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"
     ),
-    kind: str = typer.Option("openai", "--kind", help=f"listing format: {', '.join(KINDS)}"),
+    kind: str = typer.Option(None, "--kind", help=f"listing format: {', '.join(KINDS)} (default openai)"),
     api_key_env: str = typer.Option(None, "--api-key-env", help="environment variable holding the API key"),
     api_key: str = typer.Option(None, "--api-key", help="API key to store encrypted (prefer --api-key-env)"),
-    free_tier: bool = typer.Option(False, "--free-tier", help="calls through this endpoint cost nothing"),
+    free_tier: bool = typer.Option(None, "--free-tier/--no-free-tier", help="calls through it cost nothing"),
+    preset: str = typer.Option(None, "--preset", help=f"fill URL, kind and key variable: {', '.join(PRESETS)}"),
 ) -> None:
     """Register a provider endpoint."""
+    if preset:
+        given = {"base_url": base_url, "kind": kind, "api_key_env": api_key_env, "api_key": api_key}
+        options = endpoint_options(preset, **given, free_tier=free_tier)
+        base_url, kind, api_key_env, free_tier = (options[k] for k in ("base_url", "kind", "api_key_env", "free_tier"))
+    elif not base_url:
+        raise InvalidRequest(f"give --base-url, or --preset with one of: {', '.join(PRESETS)}", param="base_url")
+    kind = kind or "openai"
     endpoint = await bench.admin.add_endpoint(
-        name, base_url, kind, api_key_env=api_key_env, api_key=api_key, free_tier=free_tier
+        name, base_url, kind, api_key_env=api_key_env, api_key=api_key, free_tier=bool(free_tier)
     )
     key = endpoint["api_key"] or (f"${endpoint['api_key_env']}" if endpoint["api_key_env"] else "no key")
     console.print(f"added endpoint {name} ({kind}, {endpoint['base_url']}, key: {key})", markup=False)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import time
 
+import orjson
 import typer
 
 from benchwarmers.bench.core import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
-app = typer.Typer(
-    help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True
-)
+app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True)
 
 
 def _window(value: int | None) -> str:
@@ -20,6 +19,15 @@ def _window(value: int | None) -> str:
 
 def _yes(value: bool | None) -> str:
     return "?" if value is None else ("yes" if value else "no")
+
+
+def _status(model: dict) -> str:
+    """The status, with the time a cooldown ends (local time; a date when it is not today)."""
+    until = model.get("cooldown_until")
+    if model["status"] != "cooldown" or not until:
+        return model["status"]
+    same_day = time.localtime(until)[:3] == time.localtime()[:3]
+    return f"cooldown until {time.strftime('%H:%M:%S' if same_day else '%Y-%m-%d %H:%M', time.localtime(until))}"
 
 
 @app.command("list")
@@ -37,7 +45,7 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
             _yes(m["vision"]),
             _yes(m["free"]),
             m["family"] or "?",
-            m["status"],
+            _status(m),
         )
         for m in models
     ]
@@ -56,12 +64,13 @@ async def show(
     if as_json:
         print_json(model)
         return
-    console.print(f"{model['alias']}  ({model['status']})", markup=False)
+    console.print(f"{model['alias']}  ({_status(model)})", markup=False)
     rows = []
     for fact in model["sources"]:
         in_use = model["facts"].get(fact["fact"], {}).get("source") == fact["source"]
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(fact["learned_at"]))
-        rows.append((fact["fact"], fact["value"], fact["source"] + (" (in use)" if in_use else ""), when))
+        value = orjson.dumps(fact["value"]).decode() if isinstance(fact["value"], dict) else fact["value"]
+        rows.append((fact["fact"], value, fact["source"] + (" (in use)" if in_use else ""), when))
     table(None, ["fact", "value", "source", "learned"], rows)
 
 

@@ -12,6 +12,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.core import Bench
+from benchwarmers.bench.scheduler import CatalogScheduler
 from benchwarmers.server import api_evidence, api_keys, bench_routes, errors, gateway_routes, login
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware
@@ -27,9 +28,11 @@ def create_app(settings: Settings) -> FastAPI:
         bench = Bench(settings, actor="server")
         await bench.open()
         app.state.bench = bench
+        scheduler = CatalogScheduler(bench).start()  # the daily catalog refresh
         try:
             yield
         finally:
+            await scheduler.stop()
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -14,6 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.schema import changes
 
+CHANGED = "benchwarmers.config_changed"
+
 
 async def record_change(
     conn: AsyncConnection,
@@ -30,6 +32,8 @@ async def record_change(
             at=time.time(), actor=actor, subject=subject, name=name, action=action, before=before, after=after
         )
     )
+    # Tells the transaction's owner (Bench.write) to signal running servers once it commits.
+    conn.info[CHANGED] = True
 
 
 async def config_version(conn: AsyncConnection) -> int:

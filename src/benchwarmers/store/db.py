@@ -1,9 +1,16 @@
-"""Opening the database: one async engine, SQLite tuned for a local bench, migrations on open."""
+"""Opening the database: SQLite tuned for a local bench (or PostgreSQL by URL), migrations on open.
+
+SQLite allows one writer at a time. Writes therefore go through their own engine with a single
+connection that starts every transaction with BEGIN IMMEDIATE: writers in this process queue for
+that connection instead of failing with "database is locked", and a writer in another process
+(the CLI) is waited for by busy_timeout. Reads use a separate pool and never block on writes (WAL).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import event
@@ -23,12 +30,47 @@ def _tune_sqlite(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-
     cursor.close()
 
 
+def _autocommit_driver(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    # Let SQLAlchemy's "begin" event issue BEGIN IMMEDIATE instead of the driver's deferred BEGIN.
+    dbapi_connection.isolation_level = None
+
+
+def _begin_immediate(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _json_dumps(value: object) -> str:
+    return orjson.dumps(value).decode()
+
+
+def _json_loads(value: object) -> object:
+    # SQLite's JSON columns have numeric affinity: a stored `65000` comes back as the int itself.
+    return orjson.loads(value) if isinstance(value, str | bytes) else value
+
+
+JSON_CODEC = {"json_serializer": _json_dumps, "json_deserializer": _json_loads}
+
+
 def create_engine(url: str) -> AsyncEngine:
+    """The engine for reads (and for everything, on PostgreSQL)."""
     if url.startswith("sqlite"):
-        engine = create_async_engine(url, connect_args={"timeout": 10})
+        engine = create_async_engine(url, connect_args={"timeout": 10}, **JSON_CODEC)
         event.listen(engine.sync_engine, "connect", _tune_sqlite)
         return engine
-    return create_async_engine(url, pool_pre_ping=True)
+    return create_async_engine(url, pool_pre_ping=True, **JSON_CODEC)
+
+
+def create_write_engine(url: str, reader: AsyncEngine) -> AsyncEngine:
+    """The engine for writes: on SQLite one connection, BEGIN IMMEDIATE; elsewhere the reader's."""
+    if not url.startswith("sqlite"):
+        return reader
+    engine = create_async_engine(
+        url, connect_args={"timeout": 10}, pool_size=1, max_overflow=0, pool_timeout=60, **JSON_CODEC
+    )
+    event.listen(engine.sync_engine, "connect", _tune_sqlite)
+    event.listen(engine.sync_engine, "connect", _autocommit_driver)
+    event.listen(engine.sync_engine, "begin", _begin_immediate)
+    return engine
 
 
 def alembic_config() -> Config:

@@ -14,7 +14,6 @@ from enum import StrEnum
 from http import HTTPStatus
 from typing import Any
 
-import httpx2
 import orjson
 
 from benchwarmers.redaction import scrub_text
@@ -228,17 +227,6 @@ def classify_response(
 def timeout_failure(seconds: float, detail: str = "") -> UpstreamFailure:
     message = f"timeout after {seconds:g}s" + (f" ({detail})" if detail else "")
     return UpstreamFailure(FailureKind.timeout, message)
-
-
-def failure_from_transport_error(
-    exc: httpx2.TransportError, timeout: float, secrets: Iterable[str] = ()
-) -> UpstreamFailure:
-    """Map an httpx2 transport error: a connect timeout is a connection failure, others time out."""
-    if isinstance(exc, httpx2.ConnectTimeout):
-        return UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets)
-    if isinstance(exc, httpx2.TimeoutException):
-        return timeout_failure(timeout)
-    return connection_failure(exc, secrets)
 
 
 def connection_failure(exc: BaseException, secrets: Iterable[str] = ()) -> UpstreamFailure:

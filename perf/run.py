@@ -1,0 +1,405 @@
+"""Measure the bench's own cost per panel and per seat: one command, tables at the end.
+
+    python perf/run.py --quick          # about a minute and a half: every scenario, few requests
+    python perf/run.py                  # the full run (about 10 minutes, LiteLLM side by side included)
+    python perf/run.py --markdown       # also print the tables as markdown for docs/BENCHMARKS.md
+
+A fixed-latency fake provider (perf/upstream.py) and `benchwarmers serve` each run in their own
+process; this process is the load driver (perf/driver.py). Nothing here is part of the test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from driver import chat_body, image_body, run_load
+from fleet import PERF, Bench, Process, alias, start_fake
+from measure import MB, Result, Scenario, run_scenario
+from report import (
+    CEILING_COLUMNS,
+    IMAGE_COLUMNS,
+    LOAD_COLUMNS,
+    console,
+    machine,
+    markdown,
+    markdown_results,
+    save,
+    show,
+    show_pairs,
+)
+from spy import hot
+from upstream import MODELS
+
+COLLECTIONS = {"solo": ("solo: 1 member + 0 explorers", 1), "five": ("five: 3 members + 2 explorers", 5)}
+CHAT = "/v1/chat/completions"
+
+
+def counts(concurrency: int, quick: bool, fixed: int | None) -> tuple[int, int]:
+    """(measured, warm-up) requests: enough per connection for stable percentiles, bounded in time."""
+    if fixed:
+        return fixed, max(2 * concurrency, 10)
+    if quick:
+        return min(max(6 * concurrency, 60), 1536), max(concurrency, 10)
+    return min(max(25 * concurrency, 300), 6400), max(2 * concurrency, 20)
+
+
+def data_url(size: int) -> str:
+    """A data URL of about `size` characters (random bytes: no compression can shrink it)."""
+    raw = os.urandom(size * 3 // 4)
+    return "data:image/jpeg;base64," + base64.b64encode(raw).decode()
+
+
+def progress(result: Result) -> None:
+    over = result.overhead_ms.get("p50")
+    console.print(
+        f"  {result.scenario:<30} c={result.concurrency:<4} {'stream' if result.stream else 'json  '} "
+        f"{result.panels_per_s:>8.1f} panels/s  overhead p50 {over if over is not None else '-'} ms  "
+        f"errors {result.errors}",
+        highlight=False,
+    )
+
+
+async def load_scenarios(args: argparse.Namespace, bench: Bench, fake: Process) -> list[Result]:
+    assert bench.process is not None
+    results = []
+    for name in args.collections:
+        label, seats = COLLECTIONS[name]
+        for stream in [mode == "stream" for mode in args.modes]:
+            for concurrency in args.concurrency:
+                count, warmup = counts(concurrency, args.quick, args.count)
+                scenario = Scenario(label, f"bench/{name}", concurrency, count, warmup, stream, seats)
+                result = await run_scenario(
+                    scenario,
+                    port=bench.port,
+                    path=CHAT,
+                    make_body=chat_body(scenario.model, stream=stream),
+                    latency=args.latency,
+                    target="benchwarmers",
+                    server=bench.process,
+                    upstream=fake,
+                    profile=profile_path(args, scenario),
+                )
+                progress(result)
+                results.append(result)
+                if result.extra.get("profile"):
+                    show_hot(result)
+    return results
+
+
+def profile_path(args: argparse.Namespace, scenario: Scenario) -> Path | None:
+    if not args.profile or scenario.concurrency not in args.profile_at:
+        return None
+    key = f"{scenario.model.split('/')[-1]}-c{scenario.concurrency}-{'stream' if scenario.stream else 'json'}"
+    return args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-{key}.txt"
+
+
+def show_hot(result: Result) -> None:
+    path = Path(result.extra["profile"])
+    rows = [[name, f"{own:.1f}", f"{total:.1f}"] for name, own, total in hot(path)]
+    show_pairs(
+        f"Where the gateway spent its time: {result.scenario}, c={result.concurrency} ({path.name})",
+        ["function (self time first)", "self %", "total %"],
+        rows,
+    )
+
+
+async def driver_ceiling(args: argparse.Namespace, fake: Process, fake_port: int) -> list[Result]:
+    """The driver straight at the fake provider: the most this machine can measure, and its floor."""
+    results = []
+    for concurrency in args.concurrency:
+        count, warmup = counts(concurrency, args.quick, args.count)
+        scenario = Scenario("driver → fake provider", MODELS[0], concurrency, count, warmup)
+        result = await run_scenario(
+            scenario,
+            port=fake_port,
+            path="/e1/v1/chat/completions",
+            make_body=chat_body(MODELS[0]),
+            latency=args.latency,
+            target="no gateway (driver → fake)",
+            server=None,
+            upstream=fake,
+        )
+        progress(result)
+        results.append(result)
+    return results
+
+
+async def image_scenario(args: argparse.Namespace, bench: Bench, fake: Process) -> Result:
+    """A fresh server, warmed up; then 15 MB image panels of five seats against its idle memory."""
+    bench.stop()
+    bench.start()
+    assert bench.process is not None
+    await run_load("127.0.0.1", bench.port, CHAT, chat_body("bench/five"), count=100, concurrency=8)
+    idle = bench.process.usage().rss
+    url = data_url(int(args.image_mb * MB) - 300)
+    make = image_body("bench/five", url)
+    body_size = len(make(0))
+    count = args.image_count or (3 if args.quick else 10)
+    scenario = Scenario(f"{args.image_mb:g} MB image, 5 seats", "bench/five", args.image_concurrency, count, 0, seats=5)
+    result = await run_scenario(
+        scenario,
+        port=bench.port,
+        path=CHAT,
+        make_body=make,
+        latency=args.latency,
+        target="benchwarmers",
+        server=bench.process,
+        upstream=fake,
+    )
+    peak = (result.peak_rss_mb or 0.0) * MB
+    added = result.added_ms.get("p50")
+    result.extra = {
+        "body_mb": round(body_size / MB, 2),
+        "idle_rss_mb": round(idle / MB, 1),
+        "peak_over_body": round((peak - idle) / body_size, 2),
+        "wall_p50_ms": None if added is None else round(added + args.latency * 1000, 3),
+    }
+    progress(result)
+    return result
+
+
+def goals(results: list[Result], image: Result | None, idle_rss: float, side: dict[str, Any] | None) -> list[list[str]]:
+    """The issue's goals next to what this run reached."""
+    rows: list[list[str]] = []
+    c64 = next(
+        (
+            r
+            for r in results
+            if r.target == "benchwarmers" and r.concurrency == 64 and not r.stream and "3 members" in r.scenario
+        ),
+        None,
+    )
+    if c64 is not None:
+        p50, p99 = c64.overhead_ms.get("p50"), c64.overhead_ms.get("p99")
+        met = p50 is not None and p99 is not None and p50 <= 2 and p99 <= 10
+        rows.append(
+            [
+                "overhead per panel at c=64, 5 seats",
+                "p50 ≤ 2 ms, p99 ≤ 10 ms",
+                f"p50 {p50} ms, p99 {p99} ms",
+                "yes" if met else "no",
+            ]
+        )
+    clean = [r for r in results if r.target == "benchwarmers" and r.errors == 0 and r.seat_errors == 0]
+    best = max(clean, key=lambda r: r.seat_calls_per_s, default=None)
+    if best is not None:
+        rows.append(
+            [
+                "seat calls/s through one process, no errors",
+                "≥ 1,000 (200 five-seat panels/s)",
+                f"{best.seat_calls_per_s:,.0f} ({best.scenario}, c={best.concurrency}, "
+                f"{'stream' if best.stream else 'json'})",
+                "yes" if best.seat_calls_per_s >= 1000 else "no",
+            ]
+        )
+    if image is not None:
+        ratio = image.extra.get("peak_over_body")
+        rows.append(
+            [
+                "peak RSS above idle, 15 MB image panel of 5 seats",
+                "≤ 3 × body",
+                f"{ratio} × body",
+                "yes" if ratio is not None and ratio <= 3 else "no",
+            ]
+        )
+    rows.append(["idle RSS", "≤ 120 MB", f"{idle_rss:.1f} MB", "yes" if idle_rss <= 120 else "no"])
+    if side:
+        for key, goal, better_is_low in (
+            ("added_p50_ratio", "≤ 0.5", True),
+            ("added_p99_ratio", "≤ 0.5", True),
+            ("throughput_ratio", "≥ 2", False),
+        ):
+            for row in side.get("ratios", []):
+                value = row.get(key)
+                if value is None:
+                    continue
+                met = value <= 0.5 if better_is_low else value >= 2
+                name = key.replace("_", " ").replace("ratio", "ours ÷ LiteLLM")
+                where = f"c={row['concurrency']}, {row['mode']}"
+                rows.append([f"{name} ({where})", goal, f"{value:.2f}", "yes" if met else "no"])
+    return rows
+
+
+def _ints(text: str) -> list[int]:
+    return [int(x) for x in text.split(",")]
+
+
+def _words(text: str) -> list[str]:
+    return text.split(",")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="Measure the bench's own cost per panel and per seat against a fixed-latency fake provider "
+        "(each in its own process). Prints tables; writes JSON to perf/results/.",
+    )
+    add = parser.add_argument
+    add("--quick", action="store_true", help="few requests per scenario, no ceiling or LiteLLM run (about 90 s)")
+    add("--latency", type=float, default=0.05, help="the fake provider's fixed latency in seconds (0.05)")
+    add(
+        "--endpoints",
+        type=int,
+        default=len(MODELS),
+        help="endpoints the 8 fake models are spread over (8: one each; 1: all behind one endpoint's cap)",
+    )
+    add("--concurrency", type=_ints, default="1,16,64,256", help="connections, comma-separated (1,16,64,256)")
+    add(
+        "--collections",
+        type=_words,
+        default="solo,five",
+        help="solo = 1 member + 0 explorers, five = 3 members + 2 explorers (solo,five)",
+    )
+    add("--modes", type=_words, default="json,stream", help="json, stream or both (json,stream)")
+    add(
+        "--count",
+        type=int,
+        default=None,
+        help="measured requests per scenario (default: 25 per connection, "
+        "300 to 6,400; quick: 6 per connection, 60 to 1,536)",
+    )
+    add("--image-mb", type=float, default=15.0, help="size of the image request in MB, 0 to skip (15)")
+    add("--image-count", type=int, default=None, help="image panels measured (10; quick: 3)")
+    add("--image-concurrency", type=int, default=1, help="image panels at once (1)")
+    add(
+        "--driver-ceiling",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="also drive the fake provider with no gateway between (default: on, off with --quick)",
+    )
+    add(
+        "--litellm",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="side by side with LiteLLM's proxy from perf/.venv-litellm (default: on, off with --quick)",
+    )
+    add("--litellm-concurrency", type=_ints, default="1,16,64", help="side-by-side concurrencies (1,16,64)")
+    add("--litellm-modes", type=_words, default="json,stream", help="side-by-side modes (json,stream)")
+    add("--rounds", type=int, default=2, help="A/B rounds per concurrency in the side-by-side run (2)")
+    add(
+        "--profile",
+        action="store_true",
+        help="sample the gateway with py-spy during the measured part (writes collapsed stacks to perf/results/; "
+        "the sampler takes CPU, so profiled figures read a little worse)",
+    )
+    add("--profile-at", type=_ints, default="64", help="concurrencies to profile at (64)")
+    add("--markdown", action="store_true", help="also print the tables as markdown (for docs/BENCHMARKS.md)")
+    add("--results", type=Path, default=PERF / "results", help="where JSON, logs and profiles go (perf/results)")
+    add("--keep", action="store_true", help="keep the bench home and the process logs")
+    args = parser.parse_args(argv)
+    for name in args.collections:
+        if name not in COLLECTIONS:
+            parser.error(f"unknown collection {name!r}; choose from {', '.join(COLLECTIONS)}")
+    if args.driver_ceiling is None:
+        args.driver_ceiling = not args.quick
+    if args.litellm is None:
+        args.litellm = not args.quick
+    return args
+
+
+async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
+    started = time.perf_counter()
+    payload: dict[str, Any] = {"machine": machine(), "options": {k: str(v) for k, v in vars(args).items()}}
+    fake, fake_port = start_fake(args.latency, args.endpoints, logs)
+    bench = Bench(logs)
+    try:
+        console.print(f"configuring a bench in {bench.home} over the fake provider on port {fake_port} ...")
+        bench.configure(fake_port, args.endpoints)
+        bench.start()
+        assert bench.process is not None
+        await run_load("127.0.0.1", bench.port, CHAT, chat_body("bench/five"), count=200, concurrency=8)
+        idle = bench.process.usage().rss / MB
+        console.print(f"gateway pid {bench.process.pid}, idle RSS after warm-up {idle:.1f} MB")
+        results = await load_scenarios(args, bench, fake)
+        ceiling = await driver_ceiling(args, fake, fake_port) if args.driver_ceiling else []
+        image = await image_scenario(args, bench, fake) if args.image_mb > 0 else None
+        side = None
+        if args.litellm:
+            from litellm_side_by_side import side_by_side
+
+            side = await side_by_side(args, bench, fake, fake_port, logs, model_alias=alias(0, args.endpoints))
+    finally:
+        bench.stop()
+        fake.stop()
+        if not args.keep:
+            bench.remove()
+    payload.update(
+        idle_rss_mb=round(idle, 1),
+        results=[r.as_dict() for r in results],
+        ceiling=[r.as_dict() for r in ceiling],
+        image=image.as_dict() if image else None,
+        litellm=side,
+        goals=goals(results, image, idle, side),
+        seconds=round(time.perf_counter() - started, 1),
+    )
+    payload["_objects"] = (results, ceiling, image)
+    return payload
+
+
+def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
+    results, ceiling, image = payload.pop("_objects")
+    m = payload["machine"]
+    console.print(
+        f"\n{m['date']} · {m['nproc']} cores · {m['cpu']} · Python {m['python']} · "
+        f"fake latency {payload['options']['latency']} s · idle RSS {payload['idle_rss_mb']} MB"
+    )
+    show("Panels through the gateway", LOAD_COLUMNS, results)
+    if ceiling:
+        show("The driver's own ceiling (no gateway)", CEILING_COLUMNS, ceiling)
+    if image:
+        show("Image request", IMAGE_COLUMNS, [image])
+    side = payload.get("litellm")
+    if side and side.get("rows"):
+        show_pairs(
+            "Side by side with LiteLLM's proxy (1 model; ours: 1 member, 0 explorers)", side["headers"], side["rows"]
+        )
+        show_pairs("Ours ÷ LiteLLM", side["ratio_headers"], side["ratio_rows"])
+    elif side:
+        console.print(f"LiteLLM side by side skipped: {side.get('skipped')}")
+    goal_headers = ["goal", "target", "reached", "met"]
+    show_pairs("Goals", goal_headers, payload["goals"])
+    if as_markdown:
+        console.print("\n### Panels through the gateway\n")
+        console.print(markdown_results(LOAD_COLUMNS, results), markup=False)
+        if ceiling:
+            console.print("\n### The driver's own ceiling\n")
+            console.print(markdown_results(CEILING_COLUMNS, ceiling), markup=False)
+        if image:
+            console.print("\n### Image request\n")
+            console.print(markdown_results(IMAGE_COLUMNS, [image]), markup=False)
+        if side and side.get("rows"):
+            console.print("\n### Side by side with LiteLLM\n")
+            console.print(markdown(side["headers"], side["rows"]), markup=False)
+            console.print("")
+            console.print(markdown(side["ratio_headers"], side["ratio_rows"]), markup=False)
+        console.print("\n### Goals\n")
+        console.print(markdown(goal_headers, payload["goals"]), markup=False)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    logs = args.results / f"logs-{time.strftime('%Y%m%d-%H%M%S')}"
+    logs.mkdir(parents=True, exist_ok=True)
+    try:
+        import uvloop
+
+        runner: Any = uvloop.run
+    except ImportError:
+        runner = asyncio.run
+    payload = runner(measure(args, logs))
+    print_tables(payload, args.markdown)
+    path = save(args.results, payload)
+    console.print(f"\nresults: {path} (took {payload['seconds']:.0f} s)")
+    if not args.keep:
+        shutil.rmtree(logs, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Sample the gateway with py-spy while a scenario runs, and say where its time went.
+
+py-spy reads the process from outside (no code in the gateway changes) and writes collapsed stacks:
+one line per distinct stack, `frame;frame;frame count`. `hot` folds them into the functions that
+held the CPU themselves (self) and those on the stack at all (total), as shares of the samples.
+The raw file loads into speedscope or `flamegraph.pl` for the whole picture.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+
+def py_spy() -> str | None:
+    return shutil.which("py-spy", path=str(Path(sys.executable).parent)) or shutil.which("py-spy")
+
+
+class Profile:
+    def __init__(self, pid: int, out: Path, rate: int = 250) -> None:
+        executable = py_spy()
+        if executable is None:
+            raise RuntimeError("py-spy is not installed (pip install py-spy)")
+        self.out = out
+        argv = [executable, "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw", "--nonblocking"]
+        self.process = subprocess.Popen(
+            [*argv, "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+        )
+
+    def stop(self) -> Path:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        return self.out
+
+
+def _function(frame: str) -> str:
+    # py-spy frames read `function (path/to/module.py:line)`; keep function and file, not the line.
+    name, _, where = frame.partition(" (")
+    path = where.rsplit(":", 1)[0]
+    for marker in ("site-packages/", "src/", "lib/python3"):
+        if marker in path:
+            path = path.split(marker, 1)[1]
+            break
+    return f"{name} ({path})"
+
+
+def hot(raw: Path, top: int = 15) -> list[tuple[str, float, float]]:
+    """(function, self %, total %) for the functions with the most self time."""
+    own: Counter[str] = Counter()
+    anywhere: Counter[str] = Counter()
+    samples = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        frames = [_function(f) for f in stack.split(";") if f and not f.startswith(("process ", "thread "))]
+        if not frames:
+            continue
+        samples += n
+        own[frames[-1]] += n
+        for name in set(frames):
+            anywhere[name] += n
+    if not samples:
+        return []
+    return [(name, 100 * n / samples, 100 * anywhere[name] / samples) for name, n in own.most_common(top)]

@@ -1,0 +1,213 @@
+"""Discover: models.dev models worth adding, free first, each marked against the bench.
+
+Marks: `reachable` (an endpoint of yours serves that provider), `on bench` (that very model, through
+that provider, is on the roster), `also on bench` (the same model is on the roster through another
+provider or under another variant id). `add` puts a reachable model on the roster with models.dev's
+facts; its endpoint's next refresh confirms it (a hand-added model is never marked gone for being
+unlisted).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from benchwarmers.bench.collections import close_matches
+from benchwarmers.bench.presets import for_provider
+from benchwarmers.bench.refresh import catalog_of
+from benchwarmers.catalog.facts import listed_facts
+from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id, provider_for
+from benchwarmers.errors import Conflict, InvalidRequest, NotFound
+from benchwarmers.settings import is_loopback
+from benchwarmers.store import roster
+from benchwarmers.store.changes import record_change
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.config import EndpointView, Snapshot
+    from benchwarmers.bench.core import Bench
+
+# A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
+_LOCAL_KINDS = frozenset({"ollama", "lmstudio"})
+
+
+@dataclass(frozen=True)
+class Found:
+    entry: DiscoverEntry
+    reachable: str | None  # the endpoint that serves its provider
+    on_bench: str | None  # the roster alias of this very model
+    also_on_bench: tuple[str, ...]  # the same model through another provider or id
+
+    @property
+    def marks(self) -> list[str]:
+        marks = ["reachable"] if self.reachable else []
+        if self.on_bench:
+            marks.append("on bench")
+        if self.also_on_bench:
+            marks.append("also on bench")
+        return marks
+
+
+def endpoint_provider(catalog: ModelsDev, endpoint: EndpointView) -> str | None:
+    """The models.dev provider an endpoint serves: by its kind, else by its base URL's host."""
+    if endpoint.kind in _LOCAL_KINDS:
+        return None
+    found = provider_for(endpoint.kind, endpoint.base_url)
+    host = urlsplit(endpoint.base_url).hostname or ""
+    if found is None and host and not is_loopback(host):
+        found = catalog.resolve_provider(endpoint.base_url)
+    return found
+
+
+def _reach(catalog: ModelsDev, snapshot: Snapshot) -> dict[str, str]:
+    """models.dev provider → the first enabled endpoint (by name) that serves it."""
+    reach: dict[str, str] = {}
+    for name in sorted(snapshot.endpoints):
+        endpoint = snapshot.endpoints[name]
+        provider = endpoint_provider(catalog, endpoint) if endpoint.enabled else None
+        if provider is not None:
+            reach.setdefault(provider, name)
+    return reach
+
+
+def mark(catalog: ModelsDev, snapshot: Snapshot, entries: list[DiscoverEntry]) -> list[Found]:
+    reach = _reach(catalog, snapshot)
+    exact: dict[tuple[str, str], str] = {}
+    same: dict[str, list[str]] = {}
+    for alias, model in sorted(snapshot.models.items()):
+        provider = endpoint_provider(catalog, snapshot.endpoints[model.endpoint])
+        if provider is not None:
+            exact.setdefault((provider, model.model_id.lower()), alias)
+        same.setdefault(normalise_id(model.model_id), []).append(alias)
+    found = []
+    for entry in entries:
+        on_bench = exact.get((entry.provider_id, entry.model_id.lower()))
+        also = tuple(a for a in same.get(normalise_id(entry.model_id), ()) if a != on_bench)
+        found.append(Found(entry, reach.get(entry.provider_id), on_bench, also))
+    # Free first (the catalog's order), then what you can reach; otherwise the catalog's order.
+    return sorted(found, key=lambda f: (not f.entry.free, f.reachable is None))
+
+
+def found_public(found: Found) -> dict[str, Any]:
+    entry = found.entry
+    return {
+        "id": f"{entry.provider_id}/{entry.model_id}",
+        "provider": entry.provider_id,
+        "provider_name": entry.provider_name,
+        "model": entry.model_id,
+        "name": entry.name,
+        "family": entry.family,
+        "context_window": entry.context_window,
+        "vision": entry.vision,
+        "free": entry.free,
+        "marks": found.marks,
+        "reachable": found.reachable,
+        "on_bench": found.on_bench,
+        "also_on_bench": list(found.also_on_bench),
+    }
+
+
+async def discover(
+    bench: Bench,
+    *,
+    free: bool = False,
+    vision: bool = False,
+    min_context: int | None = None,
+    provider: str | None = None,
+    limit: int | None = None,
+) -> list[dict[str, Any]]:
+    """The list, filtered as asked; `limit` 0 or None = all."""
+    catalog = catalog_of(bench.settings)
+    if provider is not None and provider not in catalog.provider_ids():
+        raise NotFound(_no_provider(provider, catalog), param="provider")
+    entries = catalog.models(free_only=free, vision_only=vision, min_context=min_context)
+    if provider is not None:
+        entries = [e for e in entries if e.provider_id == provider]
+    found = mark(catalog, await bench.snapshot(), entries)
+    return [found_public(f) for f in (found[:limit] if limit else found)]
+
+
+def _no_provider(provider: str, catalog: ModelsDev) -> str:
+    hint = close_matches(provider, catalog.provider_ids())
+    return f"models.dev has no provider {provider!r}." + (f" Did you mean {', '.join(hint)}?" if hint else "")
+
+
+def _how_to_reach(provider: str, catalog: ModelsDev) -> str:
+    preset = for_provider(provider)
+    if preset is not None:
+        return f"benchwarmers endpoint add {preset.name} --preset {preset.name}"
+    entry = next((p for p in catalog.providers() if p.provider_id == provider), None)
+    base = entry.api_base if entry and entry.api_base else "BASE_URL"
+    env = f" --api-key-env {entry.env[0]}" if entry and entry.env else ""
+    return f"benchwarmers endpoint add {provider} --base-url {base}{env}"
+
+
+async def add(bench: Bench, target: str) -> dict[str, Any]:
+    """Put PROVIDER/MODEL on the roster through the endpoint that reaches PROVIDER."""
+    provider, _, model_id = target.strip().partition("/")
+    if not provider or not model_id:
+        raise InvalidRequest(f"{target!r} is not PROVIDER/MODEL, e.g. openrouter/qwen/qwen3-coder:free", param="model")
+    catalog = catalog_of(bench.settings)
+    if provider not in catalog.provider_ids():
+        raise NotFound(_no_provider(provider, catalog), param="model")
+    match = catalog.match(model_id, provider)
+    if match is None or match.how != "provider":
+        ids = [e.model_id for e in catalog.models(include_deprecated=True) if e.provider_id == provider]
+        hint = close_matches(model_id, ids)
+        raise NotFound(
+            f"models.dev lists no {model_id!r} under {provider}."
+            + (f" Did you mean {', '.join(f'{provider}/{h}' for h in hint)}?" if hint else ""),
+            param="model",
+        )
+    model_id = match.model_id
+    snapshot = await bench.snapshot()
+    found = mark(catalog, snapshot, [_entry(catalog, provider, model_id)])[0]
+    if found.on_bench:
+        raise Conflict(f"{provider}/{model_id} is on the bench already as {found.on_bench}", param="model")
+    if found.reachable is None:
+        raise InvalidRequest(
+            f"{provider}/{model_id} is not reachable: no endpoint of yours serves {provider}. "
+            f"Add one first: {_how_to_reach(provider, catalog)}",
+            param="model",
+            code="not_reachable",
+        )
+    endpoint = snapshot.endpoints[found.reachable]
+    alias = f"{endpoint.name}/{model_id}"
+    known = catalog.lookup(model_id, provider)
+    facts = listed_facts(known) if known is not None else {}
+    async with bench.write() as conn:
+        if await roster.get_model(conn, alias) is not None:
+            raise Conflict(f"{alias} is on the roster already", param="model")
+        pk = await roster.insert_model(conn, alias=alias, endpoint_id=endpoint.id, model_id=model_id)
+        await roster.update_model(conn, pk, last_seen=None)  # never seen in a listing (see refresh)
+        for fact, value in facts.items():
+            await roster.set_fact(conn, pk, fact, "models.dev", value)
+        await record_change(
+            conn,
+            actor=bench.actor,
+            subject="model",
+            name=alias,
+            action="create",
+            after={"from": f"{provider}/{model_id}", "endpoint": endpoint.name, "at": time.time(), **facts},
+        )
+    return await bench.admin.model(alias)
+
+
+def _entry(catalog: ModelsDev, provider: str, model_id: str) -> DiscoverEntry:
+    """A stand-in entry for marking one model (deprecated or not text-only models included)."""
+    names = {p.provider_id: p for p in catalog.providers()}
+    info = names[provider]
+    known = catalog.lookup(model_id, provider)
+    return DiscoverEntry(
+        provider_id=provider,
+        provider_name=info.name,
+        api_base=info.api_base,
+        env=info.env,
+        model_id=model_id,
+        name=(known.display_name if known else None) or model_id,
+        family=known.family if known else None,
+        context_window=known.context_window if known else None,
+        vision=bool(known and known.vision),
+        free=bool(known and known.free),
+    )

@@ -1,0 +1,181 @@
+"""`benchwarmers catalog refresh`, `benchwarmers alerts`, `benchwarmers discover`: keeping what the
+bench knows of each model true, and finding models worth adding."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from benchwarmers.bench import alerts as bench_alerts
+from benchwarmers.bench import discover as bench_discover
+from benchwarmers.bench.core import Bench
+from benchwarmers.bench.refresh import SourceResult, refresh_all
+from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
+from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+
+app = typer.Typer(
+    help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
+)
+discover_app = typer.Typer(
+    help="Models from models.dev worth adding, free first, marked reachable / on bench / also on bench.",
+    invoke_without_command=True,
+)
+
+
+def _when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else ""
+
+
+def _window(value: int | None) -> str:
+    return f"{value:,}" if value else "?"
+
+
+# -- catalog refresh ------------------------------------------------------------------------------
+
+
+@app.command("refresh")
+@with_bench
+async def refresh(
+    bench: Bench,
+    endpoint: list[str] = typer.Option(None, "--endpoint", "-e", help="only this endpoint (repeatable)"),
+    models_dev_url: str = typer.Option(MODELS_DEV_URL, "--models-dev-url", help="where to fetch models.dev from"),
+    no_models_dev: bool = typer.Option(
+        False, "--no-models-dev", help="do not fetch models.dev; use the cached or bundled copy"
+    ),
+) -> None:
+    """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
+    names = endpoint or [e["name"] for e in await bench.admin.list_endpoints() if e["enabled"]]
+    failed = 0
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task("refreshing", total=1 + len(names))
+
+        def step(source: str, result: SourceResult | None) -> None:
+            nonlocal failed
+            if result is None:
+                progress.update(task, description=f"refreshing {source}")
+                return
+            progress.advance(task)
+            if result.ok:
+                console.print(f"{source}: {result.detail}", markup=False)
+            else:
+                if source != "models.dev":  # models.dev falls back to a copy; an endpoint has none
+                    failed += 1
+                console.print(f"{source}: failed: {result.detail}", markup=False)
+
+        await refresh_all(bench, models_dev_url=None if no_models_dev else models_dev_url, only=names, progress=step)
+    if failed:
+        raise typer.Exit(1)
+
+
+# -- alerts --------------------------------------------------------------------------------------
+
+
+@with_bench
+async def alerts(
+    bench: Bench,
+    ack: int = typer.Option(None, "--ack", help="acknowledge this alert"),
+    show_all: bool = typer.Option(False, "--all", help="acknowledged ones too"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Alerts: models that went paid, are retiring or keep failing (`--ack ID` to acknowledge one)."""
+    if ack is not None:
+        alert = await bench_alerts.acknowledge(bench, ack)
+        if as_json:
+            print_json(alert)
+            return
+        console.print(f"acknowledged alert {alert['id']} ({alert['label']}: {alert['subject']})", markup=False)
+        if alert["kind"] == "went_paid":
+            console.print(
+                f"{alert['subject']} may sit explorer seats again while it is free "
+                f"(`benchwarmers model set {alert['subject']} --free` if you accept its price)",
+                markup=False,
+            )
+        return
+    found = await bench_alerts.list_alerts(bench, include_acknowledged=show_all)
+    if as_json:
+        print_json(found)
+        return
+    if not found:
+        console.print("no open alerts" if not show_all else "no alerts", markup=False)
+        return
+    rows = [
+        (a["id"], a["label"], a["subject"], _when(a["created_at"]), _when(a["acknowledged_at"]) or "open",
+         a["message"])
+        for a in found
+    ]  # fmt: skip
+    table(None, ["id", "kind", "model", "raised", "acknowledged", "message"], rows)
+
+
+# -- discover ------------------------------------------------------------------------------------
+
+
+def _marks(found: dict[str, Any]) -> str:
+    parts = []
+    if found["on_bench"]:
+        parts.append(f"on bench: {found['on_bench']}")
+    elif found["reachable"]:
+        parts.append(f"reachable via {found['reachable']}")
+    if found["also_on_bench"]:
+        parts.append(f"also on bench: {', '.join(found['also_on_bench'])}")
+    return "; ".join(parts)
+
+
+@with_bench
+async def _discover_list(bench: Bench, **options: Any) -> None:
+    as_json = options.pop("as_json")
+    found = await bench_discover.discover(bench, **options)
+    if as_json:
+        print_json(found)
+        return
+    rows = [
+        (f["id"], _window(f["context_window"]), "yes" if f["vision"] else "no", "yes" if f["free"] else "no",
+         f["family"] or "?", _marks(f))
+        for f in found
+    ]  # fmt: skip
+    table(None, ["model", "window", "images", "free", "family", "marks"], rows)
+    if found:
+        console.print("add one: benchwarmers discover add PROVIDER/MODEL", markup=False)
+
+
+@discover_app.callback()
+def discover(
+    ctx: typer.Context,
+    free: bool = typer.Option(False, "--free", help="free models only"),
+    vision: bool = typer.Option(False, "--vision", help="models that take images only"),
+    min_context: int = typer.Option(None, "--min-context", help="context window of at least N tokens"),
+    provider: str = typer.Option(None, "--provider", help="one models.dev provider, e.g. openrouter"),
+    limit: int = typer.Option(50, "--limit", help="show at most N (0 = all)"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """List models worth adding (free first) with `discover`; put one on the bench with `discover add`."""
+    if ctx.invoked_subcommand is not None:
+        return
+    _discover_list(free=free, vision=vision, min_context=min_context, provider=provider, limit=limit, as_json=as_json)
+
+
+@discover_app.command("add")
+@with_bench
+async def discover_add(
+    bench: Bench,
+    target: str = typer.Argument(..., metavar="PROVIDER/MODEL", help="e.g. openrouter/qwen/qwen3-coder:free"),
+) -> None:
+    """Put a models.dev model on the roster through the endpoint that reaches its provider."""
+    model = await bench_discover.add(bench, target)
+    console.print(
+        f"added {model['alias']} (window {_window(model['context_window'])}, images "
+        f"{'yes' if model['vision'] else 'no' if model['vision'] is False else '?'}, free "
+        f"{'yes' if model['free'] else 'no' if model['free'] is False else '?'}, family {model['family'] or '?'})",
+        markup=False,
+    )
+    console.print(f"next: benchwarmers collection add NAME --member {model['alias']} ...", markup=False)

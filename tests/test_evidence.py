@@ -1,0 +1,222 @@
+"""Evidence from seat rows (pure): standings, pairwise strengths, ranking, the pick and pinned roles."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import pytest
+
+from benchwarmers.bench.config import Snapshot
+from benchwarmers.bench.evidence import (
+    build_board,
+    check_shape,
+    evidence_line,
+    panel_judgements,
+    primaries,
+    prompt_hash,
+    since_days,
+    standing_of,
+)
+from benchwarmers.bench.stats import Judged, bootstrap_bt, bradley_terry, pairwise_outcomes
+from benchwarmers.errors import InvalidRequest
+
+
+def row(
+    alias: str,
+    panel: str,
+    useful: bool | None = None,
+    *,
+    shape: str = "review",
+    status: str = "ok",
+    seconds: float = 1.0,
+    at: float = 100.0,
+    real: tuple[str, ...] = (),
+    false: tuple[str, ...] = (),
+    judged_at: float | None = None,
+) -> dict:
+    return {
+        "call": f"{panel}.{alias}",
+        "panel_id": panel,
+        "seat": "member",
+        "alias": alias,
+        "endpoint": "e",
+        "shape": shape,
+        "status": status,
+        "seconds": seconds,
+        "caller": "local",
+        "created_at": at,
+        "length": 10,
+        "useful": useful,
+        "real": list(real) if useful is not None else None,
+        "false_claims": list(false) if useful is not None else None,
+        "judge": "local" if useful is not None else None,
+        "judged_at": (judged_at or at + 1) if useful is not None else None,
+    }
+
+
+def test_standing_counts_every_column() -> None:
+    rows = [
+        row("m", "p1", True, real=("a", "b"), seconds=2.0, at=10),
+        row("m", "p2", False, false=("x",), seconds=4.0, at=20, judged_at=95),
+        row("m", "p3", True, real=("c",), false=("y", "z"), seconds=9.0, at=30, judged_at=90),
+        row("m", "p4", None, seconds=3.0, at=40),  # answered, awaiting a verdict
+        row("m", "p5", None, status="empty", seconds=0.5, at=50),  # awaiting too
+        row("m", "p6", None, status="error", seconds=120.0, at=60),  # nothing to judge
+    ]
+    s = standing_of("m", "review", rows)
+    assert (s.seats, s.verdicts, s.useful, s.rate) == (6, 3, 2, 2 / 3)
+    # Wilson 2/3: centre (2/3 + z²/6) / (1 + z²/3), half z·√(2/27 + z²/36) / (1 + z²/3).
+    assert (round(s.low, 4), round(s.high, 4)) == (0.2077, 0.9385)
+    assert s.maturity == "preliminary"
+    assert s.real_per_answer == 1.0  # 3 real claims over 3 judged answers
+    assert s.false_per_answer == 1.0
+    assert (s.awaiting, s.errors, s.empties) == (2, 1, 1)
+    assert s.median_seconds == 3.5  # ok seats only: 2, 3, 4, 9
+    assert (s.last_seated, s.last_judged) == (60, 95)
+
+
+def test_standing_without_verdicts() -> None:
+    s = standing_of("m", "code", [row("m", "p1", None, status="error")])
+    assert (s.verdicts, s.rate, s.low, s.high, s.maturity) == (0, None, 0.0, 1.0, "none")
+    assert (s.real_per_answer, s.false_per_answer, s.median_seconds, s.last_judged) == (None, None, None, None)
+    assert s.public(1)["strength_interval"] is None
+
+
+def test_panel_judgements_compare_within_each_panel_only() -> None:
+    rows = [
+        row("a", "p1", True),
+        row("b", "p1", False),
+        row("c", "p1", None),  # unjudged seats take no part
+        row("a", "p2", True, false=("x",)),
+        row("b", "p2", True),
+        row("a", "p3", True, shape="code"),
+        row("b", "p4", False, shape="code"),
+    ]
+    judged = panel_judgements(rows)
+    assert judged == {
+        "review": [[Judged("a", True, 0), Judged("b", False, 0)], [Judged("a", True, 1), Judged("b", True, 0)]],
+        "code": [[Judged("a", True, 0)], [Judged("b", False, 0)]],
+    }
+    assert pairwise_outcomes(judged["review"]) == [("a", "b"), ("b", "a")]
+    assert pairwise_outcomes(judged["code"]) == []
+
+
+def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
+    rows = []
+    for i in range(6):  # a useful 6/6, b 3/6, c 0/6, all in the same panels
+        rows += [row("a", f"p{i}", True), row("b", f"p{i}", i < 3), row("c", f"p{i}", False)]
+    rows.append(row("d", "p9", None))  # seated, never judged
+    board = build_board("review", rows, pickable={"a", "b", "c", "d"})
+    assert [s.alias for s in board.standings] == ["a", "b", "c", "d"]
+    assert (board.panels, board.judged_panels) == (7, 6)
+    outcomes = pairwise_outcomes(panel_judgements(rows)["review"])
+    assert board.comparisons == len(outcomes) == 3 + 6 + 3  # a>b ×3 (b useful ties a), a>c ×6, b>c ×3
+    point = bradley_terry(outcomes)
+    intervals = bootstrap_bt(sorted(outcomes), random.Random(0), samples=200)
+    for s in board.standings[:3]:
+        assert s.strength == point[s.alias]
+        assert (s.strength_low, s.strength_high) == intervals[s.alias]
+    assert board.standings[0].strength > board.standings[1].strength > board.standings[2].strength
+    assert board.standings[3].strength is None
+    assert (board.pick, board.pinned, board.primary, board.primary_by) == ("a", None, "a", "evidence")
+    public = board.public()
+    assert public["models"][0] == {
+        "rank": 1,
+        "alias": "a",
+        "seats": 6,
+        "verdicts": 6,
+        "useful": 6,
+        "rate": 1.0,
+        "interval": [0.6097, 1.0],
+        "maturity": "preliminary",
+        "real_per_answer": 0.0,
+        "false_per_answer": 0.0,
+        "awaiting": 0,
+        "errors": 0,
+        "empties": 0,
+        "median_seconds": 1.0,
+        "last_seated": 100.0,
+        "last_judged": 101.0,
+        "strength": round(point["a"], 3),
+        "strength_interval": [round(intervals["a"][0], 3), round(intervals["a"][1], 3)],
+    }
+    assert public["models"][3]["rank"] == 4 and public["models"][3]["verdicts"] == 0
+
+
+def test_pick_prefers_settled_then_pinned_wins_when_usable() -> None:
+    rows = [row("steady", f"s{i}", i < 24) for i in range(40)]  # settled, 24/40, low ≈ 0.45
+    rows += [row("lucky", f"l{i}", True) for i in range(9)]  # preliminary, 9/9, low ≈ 0.70
+    rows += [row("gone", f"g{i}", True) for i in range(50)]  # settled and best, but cannot sit
+    board = build_board("review", rows, pickable={"steady", "lucky"})
+    assert [s.alias for s in board.standings] == ["gone", "lucky", "steady"]  # ranks show every model
+    assert board.pick == "steady"
+    pinned = build_board("review", rows, pickable={"steady", "lucky"}, pinned="lucky")
+    assert (pinned.pick, pinned.primary, pinned.primary_by) == ("steady", "lucky", "pinned")
+    unusable = build_board("review", rows, pickable={"steady", "lucky"}, pinned="gone")
+    assert (unusable.pinned, unusable.primary, unusable.primary_by) == ("gone", "steady", "evidence")
+    empty = build_board("design", [], pickable={"steady"})
+    assert (empty.standings, empty.pick, empty.primary, empty.primary_by) == ((), None, None, None)
+
+
+def test_primaries_from_counts_and_pins() -> None:
+    counts = {
+        ("a", "code"): (32, 40),  # settled, low ≈ 0.65
+        ("b", "code"): (9, 9),  # preliminary, low ≈ 0.70: the settled one still wins
+        ("c", "review"): (2, 3),
+        ("off", "review"): (30, 30),  # not usable
+    }
+    usable = {"a", "b", "c"}
+    assert primaries(counts, {}, usable) == {"code": "a", "review": "c"}
+    assert primaries(counts, {"code": "b", "design": "c"}, usable) == {"code": "b", "review": "c", "design": "c"}
+    assert primaries(counts, {"review": "off"}, usable) == {"code": "a", "review": "c"}
+
+
+def test_shape_and_window_checks() -> None:
+    snapshot = Snapshot(version=1, shapes={"general": "", "review": ""})
+    check_shape(snapshot, "review")
+    check_shape(snapshot, "legacy", seen={"legacy"})  # evidence for a shape since removed still shows
+    with pytest.raises(InvalidRequest, match="shape 'nope' is not known; shapes are: general, review"):
+        check_shape(snapshot, "nope")
+    assert since_days(None) is None
+    assert since_days(2, now=1_000_000.0) == 1_000_000.0 - 2 * 86_400
+    with pytest.raises(InvalidRequest, match="days must be a positive number"):
+        since_days(0)
+
+
+def test_prompt_hash_and_export_line() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    expected = hashlib.sha256(b'[{"content":"hi","role":"user"}]').hexdigest()
+    assert prompt_hash({"model": "bench/x", "messages": messages}) == expected
+    assert prompt_hash({"messages": [{"content": "hi", "role": "user"}], "temperature": 1}) == expected
+    line = evidence_line(
+        {
+            "panel_id": "p1",
+            "request": {"messages": messages},
+            "shape": "review",
+            "call": "p1.member1",
+            "seat": "member",
+            "alias": "fake/a",
+            "status": "ok",
+            "answer": "it is 4",
+            "useful": False,
+            "note": "wrong",
+            "real": [],
+            "false_claims": ["2+2=5"],
+            "judged_at": 5.0,
+        }
+    )
+    assert line == {
+        "panel": "p1",
+        "prompt_hash": expected,
+        "shape": "review",
+        "call": "p1.member1",
+        "seat": "member",
+        "alias": "fake/a",
+        "status": "ok",
+        "answer": "it is 4",
+        "verdict": "not useful",
+        "note": "wrong",
+        "claims": {"real": [], "false": ["2+2=5"]},
+        "judged_at": 5.0,
+    }
