@@ -35,7 +35,7 @@ from report import (
     show,
     show_pairs,
 )
-from spy import hot
+from spy import by_package, hot
 from upstream import MODELS
 
 COLLECTIONS = {"solo": ("solo: 1 member + 0 explorers", 1), "five": ("five: 3 members + 2 explorers", 5)}
@@ -104,11 +104,10 @@ def profile_path(args: argparse.Namespace, scenario: Scenario) -> Path | None:
 def show_hot(result: Result) -> None:
     path = Path(result.extra["profile"])
     rows = [[name, f"{own:.1f}", f"{total:.1f}"] for name, own, total in hot(path)]
-    show_pairs(
-        f"Where the gateway spent its time: {result.scenario}, c={result.concurrency} ({path.name})",
-        ["function (self time first)", "self %", "total %"],
-        rows,
-    )
+    where = f"{result.scenario}, c={result.concurrency}, {'stream' if result.stream else 'json'}"
+    show_pairs(f"Where the gateway's CPU went: {where} ({path})", ["function", "self %", "total %"], rows)
+    packages = [[name, f"{share:.1f}"] for name, share in by_package(path) if share >= 0.5]
+    show_pairs("Self time by package", ["package", "self %"], packages)
 
 
 async def driver_ceiling(args: argparse.Namespace, fake: Process, fake_port: int) -> list[Result]:
@@ -188,7 +187,7 @@ def goals(results: list[Result], image: Result | None, idle_rss: float, side: di
                 "yes" if met else "no",
             ]
         )
-    clean = [r for r in results if r.target == "benchwarmers" and r.errors == 0 and r.seat_errors == 0]
+    clean = [r for r in results if "3 members" in r.scenario and r.errors == 0 and r.seat_errors == 0]
     best = max(clean, key=lambda r: r.seat_calls_per_s, default=None)
     if best is not None:
         rows.append(

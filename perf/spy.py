@@ -53,19 +53,24 @@ def _function(frame: str) -> str:
     return f"{name} ({path})"
 
 
+def _stacks(raw: Path) -> list[tuple[list[str], int]]:
+    stacks = []
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        frames = [_function(f) for f in stack.split(";") if f and not f.startswith(("process ", "thread "))]
+        if frames:
+            stacks.append((frames, int(count)))
+    return stacks
+
+
 def hot(raw: Path, top: int = 15) -> list[tuple[str, float, float]]:
     """(function, self %, total %) for the functions with the most self time."""
     own: Counter[str] = Counter()
     anywhere: Counter[str] = Counter()
     samples = 0
-    for line in raw.read_text().splitlines():
-        stack, _, count = line.rpartition(" ")
-        if not stack or not count.isdigit():
-            continue
-        n = int(count)
-        frames = [_function(f) for f in stack.split(";") if f and not f.startswith(("process ", "thread "))]
-        if not frames:
-            continue
+    for frames, n in _stacks(raw):
         samples += n
         own[frames[-1]] += n
         for name in set(frames):
@@ -73,3 +78,18 @@ def hot(raw: Path, top: int = 15) -> list[tuple[str, float, float]]:
     if not samples:
         return []
     return [(name, 100 * n / samples, 100 * anywhere[name] / samples) for name, n in own.most_common(top)]
+
+
+def _package(function: str) -> str:
+    # `name (package/module.py)` → the top-level package (`asyncio`, `benchwarmers`, `sqlalchemy`).
+    where = function.rsplit(" (", 1)[-1].rstrip(")")
+    return where.split("/", 1)[0].removesuffix(".py") if "/" in where else where.removesuffix(".py")
+
+
+def by_package(raw: Path) -> list[tuple[str, float]]:
+    """Self time per top-level package, as shares of the samples: which layer holds the CPU."""
+    own: Counter[str] = Counter()
+    for frames, n in _stacks(raw):
+        own[_package(frames[-1])] += n
+    samples = sum(own.values())
+    return [(name, 100 * n / samples) for name, n in own.most_common()] if samples else []

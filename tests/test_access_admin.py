@@ -227,3 +227,40 @@ def test_a_web_page_cannot_run_panels_or_judge_through_the_browser(open_server):
     # The allowed origin, the server's own pages and non-browser clients get through to the route.
     for headers in ({"origin": "http://app.example"}, {"origin": open_server.url}, {}):
         assert httpx2.post(url, json=verdict, headers=headers).status_code == 404
+
+
+# -- DNS rebinding -----------------------------------------------------------------------------------
+
+
+def test_without_an_admin_token_only_loopback_host_names_are_answered(open_server):
+    refused = httpx2.get(f"{open_server.v1}/models", headers={"host": "rebind.example:8123"})
+    assert refused.status_code == 403
+    assert refused.json() == {
+        "error": {
+            "message": "host 'rebind.example' refused: without BENCHWARMERS_ADMIN_TOKEN this bench answers only "
+            "to loopback names such as 127.0.0.1 and localhost (set BENCHWARMERS_PUBLIC_URL to the address you use)",
+            "type": "permission_error",
+            "param": None,
+            "code": "host_not_allowed",
+        }
+    }
+    assert httpx2.get(f"{open_server.url}/api/keys", headers={"host": "rebind.example"}).status_code == 403
+    assert httpx2.get(f"{open_server.url}{PAGE}", headers={"host": "rebind.example"}).status_code == 403
+    for host in (f"localhost:{open_server.port}", "127.0.0.1", "[::1]:8123", "app.localhost"):
+        assert httpx2.get(f"{open_server.v1}/models", headers={"host": host}).status_code == 200
+        assert httpx2.get(f"{open_server.url}/api/keys", headers={"host": host}).status_code == 200
+    assert httpx2.get(f"{open_server.url}/healthz", headers={"host": "rebind.example"}).status_code == 200
+
+
+def test_the_public_urls_host_is_answered(tmp_path):
+    server = BenchServer(tmp_path / "home", require_keys=True, public_url="https://bench.example/").start()
+    try:
+        assert httpx2.get(f"{server.url}/api/keys", headers={"host": "bench.example"}).status_code == 200
+        assert httpx2.get(f"{server.url}/api/keys", headers={"host": "other.example"}).status_code == 403
+    finally:
+        server.stop()
+
+
+def test_with_an_admin_token_any_host_name_may_be_used(admin_server):
+    bearer = {"authorization": f"Bearer {TOKEN}", "host": "bench.lan:8123"}
+    assert httpx2.get(f"{admin_server.url}/api/keys", headers=bearer).status_code == 200

@@ -108,7 +108,7 @@ def _files(home: Path, evidence: Evidence, when: str) -> None:
             evidence.add(f"{when}: {path.name}", path.read_bytes())
 
 
-def _set_up(server: BenchServer, fake: FakeUpstream) -> str:
+def _set_up(server: BenchServer, fake: FakeUpstream, refusing: FakeUpstream) -> str:
     fake.script("ok", latency=0.01)
     for model, behaviour in FAILURES.items():
         fake.script(model, latency=0.01, **behaviour)
@@ -122,6 +122,12 @@ def _set_up(server: BenchServer, fake: FakeUpstream) -> str:
         )
         for endpoint in ("stored", "envkey"):
             await bench.admin.refresh_endpoint(endpoint)
+        # A provider whose listing refuses the key and echoes it: the refresh error is kept and shown.
+        await bench.admin.add_endpoint("refusing", refusing.base_url, "openai", api_key=PROVIDER_STORED)
+        try:
+            await bench.admin.refresh_endpoint("refusing")
+        except Exception as exc:
+            assert PROVIDER_STORED not in str(exc)
         for name, (endpoint, members) in COLLECTIONS.items():
             await bench.admin.add_collection(
                 {
@@ -249,11 +255,14 @@ def test_no_canary_reaches_the_database_exports_logs_or_pages(tmp_path, monkeypa
     monkeypatch.setenv(PROVIDER_ENV_NAME, PROVIDER_ENV)
     home = tmp_path / "home"
     evidence = Evidence()
-    with FakeUpstream() as fake, FakeUpstream() as image_host:
+    with FakeUpstream() as fake, FakeUpstream() as image_host, FakeUpstream() as refusing:
+        refusing.listing(
+            "/v1/models", {"error": {"message": f"Incorrect API key provided: {PROVIDER_STORED}"}}, status=401
+        )
         image_url = f"https://user:{URL_PASSWORD}@127.0.0.1:{image_host.port}/photos/cat.jpg?sig={URL_SIGNATURE}"
         server = BenchServer(home, admin_token=ADMIN_TOKEN).start()
         try:
-            key = _set_up(server, fake)
+            key = _set_up(server, fake, refusing)
             calls = _run_panels(server, key, image_url, evidence)
             # A key made through the API is in that one reply, and must be nowhere else.
             made = httpx2.post(

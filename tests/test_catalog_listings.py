@@ -151,11 +151,17 @@ async def test_every_stored_fact_shows_its_source_and_when(bench, fake_upstream)
 async def test_a_repeated_refresh_writes_only_what_changed(bench, fake_upstream):
     payload = fixture("lmstudio_v0")
     await refresh(bench, fake_upstream, "lms", "lmstudio", {"/api/v0/models": payload})
-    first = {(s["fact"], s["source"]): s["learned_at"] for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]}
+    first = {
+        (s["fact"], s["source"]): s["learned_at"]
+        for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]
+    }
     payload["data"][0]["max_context_length"] = 16384
     fake_upstream.listing("/api/v0/models", payload)
     await refresh_endpoint(bench, "lms")
-    second = {(s["fact"], s["source"]): s["learned_at"] for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]}
+    second = {
+        (s["fact"], s["source"]): s["learned_at"]
+        for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]
+    }
     assert set(first) == set(second)
     changed = {key for key in first if first[key] != second[key]}
     assert changed == {("context_window", "listing")}  # the unchanged facts keep when they were learned

@@ -72,9 +72,7 @@ def test_sources_disagree_and_one_rule_decides(server, fake_upstream, client):
     fake_upstream.script(OR_ID, context_limit=50_000)
     assert ask(client, "bench/p").bench["seats"][0]["status"] == "error"
     assert fact(server, "context_window") == {"value": 40_000, "source": "learned"}
-    learned = [
-        s for s in server.admin(lambda b: b.admin.model(ALIAS))["sources"] if s["source"] == "learned"
-    ]
+    learned = [s for s in server.admin(lambda b: b.admin.model(ALIAS))["sources"] if s["source"] == "learned"]
     assert [(s["fact"], s["value"]) for s in learned] == [("context_window", 40_000)]
 
     # A listing below what was learned wins: the learned window only counts while it is lower.

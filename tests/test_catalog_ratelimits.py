@@ -78,7 +78,9 @@ def test_rate_limit_headers_become_known_limits(four, fake_upstream, client):
 
     # What remains changes on every call; the limits do not, so nothing is written again.
     for provider, headers in HEADERS.items():
-        fake_upstream.script(f"{provider}-model", headers={k: ("1" if "remaining" in k else v) for k, v in headers.items()})
+        fake_upstream.script(
+            f"{provider}-model", headers={k: ("1" if "remaining" in k else v) for k, v in headers.items()}
+        )
     ask(client, "bench/four")
     assert len(changes(four, "limits")) == 4
 

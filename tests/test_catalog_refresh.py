@@ -78,7 +78,7 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
     for status, payload in ((503, {"error": "down"}), (200, {"not": "a catalog"})):
         fake_upstream.listing("/api.json", payload, status=status)
         results = await refresh_all(bench, models_dev_url=url)
-        assert results[0] == SourceResult("models.dev", False, "unreachable; using the cached catalog")
+        assert results[0] == SourceResult("models.dev", False, "could not be fetched; using the cached catalog")
         assert results[1].ok
         assert await facts(bench) == live
     assert orjson.loads(models_dev_cache(bench.settings).read_bytes()) == LIVE
@@ -86,7 +86,7 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
     # No cache and no network: the snapshot bundled with the models-dev package.
     models_dev_cache(bench.settings).unlink()
     results = await refresh_all(bench, models_dev_url=url)
-    assert results[0] == SourceResult("models.dev", False, "unreachable; using the bundled catalog")
+    assert results[0] == SourceResult("models.dev", False, "could not be fetched; using the bundled catalog")
     assert (await facts(bench))["context_window"] == (65_536, "models.dev")
     results = await refresh_all(bench, models_dev_url=None)
     assert results[0] == SourceResult("models.dev", True, "not fetched; using the bundled catalog")
@@ -159,9 +159,12 @@ def test_endpoint_presets(cli, fake_upstream, monkeypatch):
         "next: benchwarmers endpoint refresh or\n",
     )
     code, out = cli("endpoint", "add", "groq", "--preset", "groq", "--base-url", fake_upstream.base_url)
-    assert out.splitlines()[0] == f"added endpoint groq (groq, {fake_upstream.base_url}, key: $GROQ_API_KEY)"
+    assert (code, out.splitlines()[0]) == (
+        0,
+        f"added endpoint groq (groq, {fake_upstream.base_url}, key: $GROQ_API_KEY)",
+    )
     code, out = cli("endpoint", "add", "mine", "--preset", "groq", "--api-key", "gsk-secret-0042", "--no-free-tier")
-    assert out.splitlines()[0] == "added endpoint mine (groq, https://api.groq.com/openai/v1, key: …0042)"
+    assert (code, out.splitlines()[0]) == (0, "added endpoint mine (groq, https://api.groq.com/openai/v1, key: …0042)")
     listed = {e["name"]: e for e in orjson.loads(cli("endpoint", "list", "--json")[1])}
     assert [(e["kind"], e["api_key_env"], e["free_tier"]) for e in listed.values()] == [
         ("groq", "GROQ_API_KEY", True),
@@ -185,9 +188,10 @@ def test_endpoint_presets(cli, fake_upstream, monkeypatch):
     )
     monkeypatch.setenv("CLOUDFLARE_ACCOUNT_ID", "acc123")
     code, out = cli("endpoint", "add", "cf", "--preset", "cloudflare")
+    assert code == 0
     assert out.splitlines()[0] == (
         "added endpoint cf (openai, https://api.cloudflare.com/client/v4/accounts/acc123/ai/v1, "
         "key: $CLOUDFLARE_API_KEY)"
     )
     code, out = cli("endpoint", "add", "local", "--preset", "ollama")
-    assert out.splitlines()[0] == "added endpoint local (ollama, http://127.0.0.1:11434/v1, key: no key)"
+    assert (code, out.splitlines()[0]) == (0, "added endpoint local (ollama, http://127.0.0.1:11434/v1, key: no key)")

@@ -16,6 +16,7 @@ from benchwarmers.bench.gateway import Caller
 from benchwarmers.bench.stats import bootstrap_bt, bradley_terry
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
+from tests.benchserver import BenchServer
 from tests.test_gateway_panels import ask, collection
 
 TRIO = ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b"]
@@ -209,7 +210,7 @@ review · 3 judged of 4 panels
 ┡━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━┩
 │ 1    │ fake/llama-3.3-70b │ 100% (3/3) │ 44%–100%     │ +1.67 │ +0.94 … +1.83 │ 3        │ preliminary │
 │ 2    │ fake/gemma-3-27b   │ 50% (1/2)  │ 9%–91%       │ -0.21 │ -1.12 … +0.76 │ 2        │ preliminary │
-│ 3    │ fake/qwen3-32b     │ 33% (1/3)  │ 6%–79%       │ -1.46 │ -1.84 … -0.49 │ 3        │ preliminary │
+│ 3    │ fake/qwen3-32b     │ 33% (1/3)  │ 6%–79%       │ -1.46 │ -1.84 … -0.51 │ 3        │ preliminary │
 └──────┴────────────────────┴────────────┴──────────────┴───────┴───────────────┴──────────┴─────────────┘
 best for review: fake/llama-3.3-70b (evidence)
 """,
@@ -361,3 +362,16 @@ def test_epsilon_defaults_to_a_fifth_and_sends_explorers_after_the_evidence(benc
     assert [explorer() for _ in range(3)] == ["gemma-3-27b"] * 3
     bench_with_roster.admin(lambda b: b.admin.set_gateway(epsilon=0.0))
     assert explorer() != "gemma-3-27b"
+
+
+def test_evidence_api_needs_the_admin_token_when_one_is_set(tmp_path):
+    server = BenchServer(tmp_path / "home", admin_token="admin-token-for-tests-0001").start()
+    try:
+        for path in ("/api/leaderboard", "/api/reports"):
+            refused = httpx2.get(f"{server.url}{path}")
+            assert refused.status_code == 401, path
+            assert refused.json()["error"]["type"] == "authentication_error"
+            allowed = httpx2.get(f"{server.url}{path}", headers={"authorization": "Bearer admin-token-for-tests-0001"})
+            assert allowed.status_code == 200, path
+    finally:
+        server.stop()

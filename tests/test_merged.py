@@ -6,6 +6,7 @@ import random
 
 import httpx2
 
+from benchwarmers.bench.evidence import set_role
 from benchwarmers.bench.merge import merger_candidates, merger_messages
 from tests.test_gateway_panels import ask, collection
 
@@ -114,3 +115,10 @@ def test_merger_messages_shuffle_with_the_rng():
     assert order_a == order_b
     assert sorted(order_a) == [a for a, _ in answers]
     assert order_a != order_c
+
+
+def test_the_routers_pick_merges_when_no_member_has_useful_verdicts(bench_with_roster, client):
+    bench_with_roster.admin(lambda b: set_role(b, "primary", "general", "fake/deepseek-r1"))
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0, reply="merged")
+    merger = ask(client, "bench/pair").bench["merger"]
+    assert (merger["alias"], merger["chosen_as"]) == ("fake/deepseek-r1", "the router's best for general")

@@ -63,6 +63,7 @@ class Bench:
         return self
 
     async def close(self) -> None:
+        await self.gateway.recorder.close()
         await self.upstream.aclose()
         if self.write_engine is not None and self.write_engine is not self.engine:
             await self.write_engine.dispose()

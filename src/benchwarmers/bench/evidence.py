@@ -22,7 +22,7 @@ import time
 import weakref
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -214,7 +214,7 @@ def build_board(
         standing = standing_of(alias, shape, own)
         if alias in point:
             low, high = intervals[alias]
-            standing = _with_strength(standing, point[alias], low, high)
+            standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
         standings.append(standing)
     standings.sort(key=rank_key)
     pick = router_pick([s.cell() for s in standings if s.alias in pickable])
@@ -228,10 +228,6 @@ def build_board(
         pinned=pinned,
         primary=pinned if pinned in pickable else pick,
     )
-
-
-def _with_strength(standing: Standing, strength: float, low: float, high: float) -> Standing:
-    return Standing(**{**standing.__dict__, "strength": strength, "strength_low": low, "strength_high": high})
 
 
 def pickable(snapshot: Snapshot) -> frozenset[str]:

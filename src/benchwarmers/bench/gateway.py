@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.config import Snapshot
+from benchwarmers.bench.evidence import primary_for
 from benchwarmers.bench.ids import PanelIds, seat_call
-from benchwarmers.bench.learning import learn_from_seats
 from benchwarmers.bench.merge import merger_candidates, plan_merger
 from benchwarmers.bench.panel import (
     PreparedPanel,
@@ -23,6 +23,7 @@ from benchwarmers.bench.panel import (
     run_seats,
     seat_panel,
 )
+from benchwarmers.bench.recorder import Recorder
 from benchwarmers.bench.reply import (
     completion,
     render_markdown,
@@ -77,6 +78,7 @@ class Gateway:
         self.bench = bench
         self.ids = PanelIds()
         self.shapes = Shapes(bench)
+        self.recorder = Recorder(bench)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
@@ -163,6 +165,7 @@ class Gateway:
         snapshot = await self.bench.snapshot()
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
+        self.bench.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
         outcomes = await run_seats(self.bench.upstream, snapshot, panel, timeout, disconnected)
         merged: Merged | None = None
         if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
@@ -211,7 +214,7 @@ class Gateway:
 
     async def primary(self, shape: str) -> str | None:
         """The router's best model for a shape (pinned role, else evidence); None when unknown."""
-        return None
+        return await primary_for(self.bench, shape)
 
     def build_reply(
         self, panel: PreparedPanel, outcomes: list[SeatOutcome], merged: Merged | None = None
@@ -288,9 +291,7 @@ class Gateway:
             }
             for i, o in enumerate(outcomes)
         ]
-        async with self.bench.write() as conn:
-            await calls.insert_panel(conn, panel_row, seat_rows)
-            await learn_from_seats(conn, await self.bench.snapshot(), outcomes, now)
+        await self.recorder.write(panel_row, seat_rows, outcomes, now)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS:
                 self.bench.history.last_seated[(o.alias, panel.shape)] = now

@@ -271,7 +271,7 @@ async def refresh_all(
         progress("models.dev", None)
     if models_dev_url:
         state = await refresh_models_dev(bench, models_dev_url)
-        detail = "live catalog saved" if state == "live" else f"unreachable; using the {state} catalog"
+        detail = "live catalog saved" if state == "live" else f"could not be fetched; using the {state} catalog"
         report(SourceResult("models.dev", state == "live", detail))
     else:
         report(SourceResult("models.dev", True, f"not fetched; using the {catalog_origin(bench.settings)} catalog"))

@@ -103,13 +103,16 @@ async def _offers(bench: Bench, named: list[str], local_urls: dict[str, str], de
     return offers
 
 
-async def _add(bench: Bench, offer: Offer) -> bool:
+async def _registered(bench: Bench, offer: Offer) -> str | None:
+    """The endpoint that already is this offer (same name or same base URL), if any."""
+    for endpoint in await bench.admin.list_endpoints():
+        if endpoint["name"] == offer.preset.name or endpoint["base_url"] == offer.base_url.rstrip("/"):
+            return str(endpoint["name"])
+    return None
+
+
+async def _add(bench: Bench, offer: Offer) -> None:
     chosen = offer.preset
-    existing = {e["name"]: e for e in await bench.admin.list_endpoints()}
-    same = next((e for e in existing.values() if e["base_url"] == offer.base_url.rstrip("/")), None)
-    if same is not None or chosen.name in existing:
-        console.print(f"{chosen.title}: already an endpoint ({(same or existing[chosen.name])['name']})", markup=False)
-        return False
     await bench.admin.add_endpoint(
         chosen.name,
         offer.base_url,
@@ -124,7 +127,6 @@ async def _add(bench: Bench, offer: Offer) -> bool:
         console.print(f"{chosen.name}: refresh failed: {exc}", markup=False)
     else:
         console.print(f"{chosen.name}: {describe(summary)}", markup=False)
-    return True
 
 
 async def _first_collection(bench: Bench, name: str, yes: bool) -> None:
@@ -175,7 +177,10 @@ async def init(
             markup=False,
         )
     for offer in offers:
-        if _ask(f"Add {offer.preset.title} ({offer.why})?", yes):
+        registered = await _registered(bench, offer)
+        if registered is not None:
+            console.print(f"{offer.preset.title}: already an endpoint ({registered})", markup=False)
+        elif _ask(f"Add {offer.preset.title} ({offer.why})?", yes):
             await _add(bench, offer)
     if not no_collection:
         await _first_collection(bench, collection, yes)

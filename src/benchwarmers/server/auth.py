@@ -7,8 +7,9 @@
 
 `caller_for(request)` guards every `/v1` and `/bench` route; `admin_for(request)` every `/api`
 route and dashboard page. In every mode a browser request from a page on another origin is
-refused (a gateway call from an origin in BENCH_ALLOWED_ORIGINS excepted), so a web page cannot
-run panels, post verdicts or change the bench through the user's browser.
+refused (a gateway call from an origin in BENCH_ALLOWED_ORIGINS excepted), and without an admin
+token a request must name the server by a loopback Host: so a web page cannot run panels, read
+the call log, post verdicts or change the bench through the user's browser.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from benchwarmers.bench.gateway import Caller
 from benchwarmers.bench.keys import CHALLENGE, Keys, bearer_token
 from benchwarmers.errors import Forbidden, Unauthorized
 from benchwarmers.server.ratelimit import RateLimits
-from benchwarmers.settings import Settings, origin_of
+from benchwarmers.settings import Settings, is_loopback, origin_of
 
 LOCAL = Caller()
 # The actor written in the changes log: the open dashboard, or whoever holds the admin token.
@@ -84,6 +85,24 @@ def refuse_cross_site(request: Request, settings: Settings, *, allowed: frozense
     )
 
 
+def refuse_foreign_host(request: Request, settings: Settings) -> None:
+    """Without an admin token the bench is reachable on loopback only, so the Host a browser sent
+    must be a loopback one (or the public URL's): a web page that points its own name at 127.0.0.1
+    (DNS rebinding) would otherwise be "same-origin" with an open bench."""
+    host = request.headers.get("host")
+    if not host:
+        return
+    name = (urlsplit(f"//{host}").hostname or "").rstrip(".")
+    public = urlsplit(settings.public_url).hostname if settings.public_url else None
+    if name == public or name == "localhost" or name.endswith(".localhost") or is_loopback(name):
+        return
+    raise Forbidden(
+        f"host {name!r} refused: without BENCHWARMERS_ADMIN_TOKEN this bench answers only to loopback "
+        "names such as 127.0.0.1 and localhost (set BENCHWARMERS_PUBLIC_URL to the address you use)",
+        code="host_not_allowed",
+    )
+
+
 # -- gateway callers --------------------------------------------------------------------------------
 
 
@@ -93,6 +112,8 @@ async def caller_for(request: Request) -> Caller:
     if cached is not None:
         return cached  # type: ignore[no-any-return]
     found = access(request)
+    if found.settings.admin_token is None:
+        refuse_foreign_host(request, found.settings)
     refuse_cross_site(request, found.settings, allowed=found.settings.origins)
     if not found.settings.keys_required:
         caller = LOCAL
@@ -158,6 +179,8 @@ async def admin_for(request: Request) -> str:
     the browser to `/login`. Changes from a page on another site are refused in every mode.
     """
     settings = access(request).settings
+    if settings.admin_token is None:
+        refuse_foreign_host(request, settings)
     refuse_cross_site(request, settings)
     if settings.admin_token is None:
         return OPEN_ADMIN

@@ -16,6 +16,7 @@ GATEWAY_DEFAULTS: dict[str, Any] = {
     "ping_interval": 5.0,  # seconds between `: ping` comments on a streaming panel
     "replay_window": 600.0,  # seconds within which a replayed request gets the recorded panel
     "decision_timeout": 5.0,
+    "endpoint_concurrency": 64,  # seat calls in flight per endpoint; more wait for a free slot
     "epsilon": 0.2,  # share of explorer picks made by a Thompson draw on the evidence instead of staleness
 }
 

@@ -220,6 +220,13 @@ class UpstreamPool:
         self._connections: dict[str, _Connection] = {}
         self._closing: set[asyncio.Task[None]] = set()
 
+    def configure(self, per_endpoint: int) -> None:
+        """Change the bound on calls in flight per endpoint; clients are rebuilt as calls finish."""
+        if per_endpoint != self._per_endpoint:
+            self._per_endpoint = per_endpoint
+            for name in list(self._connections):
+                self.forget(name)
+
     def _connection(self, name: str) -> _Connection:
         connection = self._connections.get(name)
         if connection is None:
