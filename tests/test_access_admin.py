@@ -264,3 +264,9 @@ def test_the_public_urls_host_is_answered(tmp_path):
 def test_with_an_admin_token_any_host_name_may_be_used(admin_server):
     bearer = {"authorization": f"Bearer {TOKEN}", "host": "bench.lan:8123"}
     assert httpx2.get(f"{admin_server.url}/api/keys", headers=bearer).status_code == 200
+
+
+def test_headers_no_browser_sends_are_refused_not_crashed(open_server):
+    assert httpx2.get(f"{open_server.v1}/models", headers={"host": "[bad"}).status_code == 403
+    odd_origin = httpx2.post(f"{open_server.url}/api/keys", json={"name": "a"}, headers={"origin": "http://[bad"})
+    assert odd_origin.status_code == 403

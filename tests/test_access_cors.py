@@ -205,7 +205,8 @@ def page_origins() -> Iterator[tuple[str, str]]:
 def test_a_page_on_an_allowed_origin_calls_the_gateway_and_another_is_blocked(tmp_path, fake, page_origins):
     if not CHROMIUM.exists():
         pytest.skip("/usr/bin/chromium is absent (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+    from playwright.sync_api import sync_playwright  # a test dependency: installed whenever chromium is
+
     allowed, other = page_origins
     server = BenchServer(tmp_path / "home", require_keys=True, allowed_origins=allowed).start()
     try:
@@ -214,7 +215,7 @@ def test_a_page_on_an_allowed_origin_calls_the_gateway_and_another_is_blocked(tm
         key, _ = server.admin(lambda bench: Keys(bench).create("web-app", ["solo"], 30))
         url = f"{server.v1}/chat/completions"
         fake.clear()
-        with sync_api.sync_playwright() as playwright:
+        with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
                 page = browser.new_page()

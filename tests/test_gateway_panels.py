@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import httpx2
 import pytest
 from openai import OpenAI
@@ -261,7 +264,7 @@ def test_a_429_puts_the_model_in_cooldown(bench_with_roster, client, fake):
     panel_at = bench_with_roster.admin(lambda b: b.admin.model("fake/gemma-3-27b"))
     assert panel_at["status"] == "cooldown"
     assert model.cooldown_until is not None
-    assert 80 < model.cooldown_until - __import__("time").time() <= 90
+    assert 80 < model.cooldown_until - time.time() <= 90
 
 
 def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fake):
@@ -299,8 +302,6 @@ def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):
         async with bench.read() as conn:
             return await calls.list_panels(conn)
 
-    import time
-
     deadline = time.monotonic() + 5
     found = []
     while time.monotonic() < deadline and not found:
@@ -310,3 +311,20 @@ def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):
     assert seats["fake/phi-4"]["status"] == "error"
     assert seats["fake/phi-4"]["error"] == "cancelled: client disconnected"
     assert seats["fake/kimi-k2"]["status"] == "ok"
+
+
+def test_a_replay_while_the_first_still_runs_waits_for_it(bench_with_roster, fake):
+    fake.script("phi-4", latency=0.8)
+    collection(bench_with_roster, "slow", ["phi-4"], max_explorers=0)
+    body = {"model": "bench/slow", "messages": [{"role": "user", "content": "take your time"}]}
+    url = f"{bench_with_roster.v1}/chat/completions"
+    first: dict = {}
+    thread = threading.Thread(target=lambda: first.update(httpx2.post(url, json=body, timeout=10).json()))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while not fake.chat_requests and time.monotonic() < deadline:
+        time.sleep(0.02)
+    replay = httpx2.post(url, json=body, headers={"x-stainless-retry-count": "1"}, timeout=10)
+    thread.join()
+    assert replay.json()["bench"]["panel"] == first["bench"]["panel"]
+    assert len(fake.chat_requests) == 1

@@ -69,6 +69,7 @@ class Admin:
         api_key_env: str | None = None,
         api_key: str | None = None,
         free_tier: bool = False,
+        actor: str | None = None,
     ) -> dict[str, Any]:
         if not ENDPOINT_NAME.match(name):
             raise InvalidRequest(
@@ -104,7 +105,7 @@ class Admin:
             assert row is not None
             await record_change(
                 conn,
-                actor=self.actor,
+                actor=actor or self.actor,
                 subject="endpoint",
                 name=name,
                 action="create",
@@ -123,13 +124,13 @@ class Admin:
             raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
         return row
 
-    async def remove_endpoint(self, name: str) -> None:
+    async def remove_endpoint(self, name: str, *, actor: str | None = None) -> None:
         async with self.bench.write() as conn:
             row = await self._endpoint(conn, name)
             await roster.delete_endpoint(conn, row["id"])
             await record_change(
                 conn,
-                actor=self.actor,
+                actor=actor or self.actor,
                 subject="endpoint",
                 name=name,
                 action="delete",
@@ -137,9 +138,9 @@ class Admin:
             )
         self.bench.upstream.forget(name)
 
-    async def refresh_endpoint(self, name: str) -> dict[str, Any]:
+    async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
         """Read the endpoint's listing and record what it says (see bench/refresh.py)."""
-        return await refresh.refresh_endpoint(self.bench, name)
+        return await refresh.refresh_endpoint(self.bench, name, actor=actor)
 
     # -- models ----------------------------------------------------------------------------------
 
@@ -167,7 +168,7 @@ class Admin:
         )
         return data
 
-    async def set_model(self, alias: str, **changes: Any) -> dict[str, Any]:
+    async def set_model(self, alias: str, *, actor: str | None = None, **changes: Any) -> dict[str, Any]:
         """Apply the user's overrides (None = leave as is)."""
         before = await self.model(alias)
         snapshot = await self.bench.snapshot()
@@ -188,7 +189,7 @@ class Admin:
             after_facts = {k: v for k, v in changes.items() if v is not None}
             await record_change(
                 conn,
-                actor=self.actor,
+                actor=actor or self.actor,
                 subject="model",
                 name=alias,
                 action="update",
@@ -215,7 +216,7 @@ class Admin:
         snapshot = await self.bench.snapshot()
         return validate_collection(data, snapshot.models, snapshot.shapes)
 
-    async def add_collection(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def add_collection(self, data: dict[str, Any], *, actor: str | None = None) -> dict[str, Any]:
         clean = await self._validate(data)
         async with self.bench.write() as conn:
             if await collection_rows.get_collection(conn, clean["name"]):
@@ -226,22 +227,25 @@ class Admin:
                 )
             await collection_rows.insert_collection(conn, clean)
             await record_change(
-                conn, actor=self.actor, subject="collection", name=clean["name"], action="create", after=clean
+                conn, actor=actor or self.actor, subject="collection", name=clean["name"], action="create", after=clean
             )
         return clean
 
-    async def edit_collection(self, name: str, changes: dict[str, Any]) -> dict[str, Any]:
+    async def edit_collection(
+        self, name: str, changes: dict[str, Any], *, actor: str | None = None, replace: bool = False
+    ) -> dict[str, Any]:
+        """Change the fields given (None = leave as is); `replace` takes `changes` as the whole
+        collection instead, so None clears a field (the dashboard's form sends every field)."""
         before = await self.collection(name)
-        clean = await self._validate(
-            {**before, **{k: v for k, v in changes.items() if v is not None}, "name": name}
-        )
+        given = changes if replace else {k: v for k, v in changes.items() if v is not None}
+        clean = await self._validate({**before, **given, "name": name})
         async with self.bench.write() as conn:
             await collection_rows.update_collection(
                 conn, name, {k: v for k, v in clean.items() if k != "name"}
             )
             await record_change(
                 conn,
-                actor=self.actor,
+                actor=actor or self.actor,
                 subject="collection",
                 name=name,
                 action="update",
@@ -250,12 +254,12 @@ class Admin:
             )
         return clean
 
-    async def remove_collection(self, name: str) -> None:
+    async def remove_collection(self, name: str, *, actor: str | None = None) -> None:
         before = await self.collection(name)
         async with self.bench.write() as conn:
             await collection_rows.delete_collection(conn, name)
             await record_change(
-                conn, actor=self.actor, subject="collection", name=name, action="delete", before=before
+                conn, actor=actor or self.actor, subject="collection", name=name, action="delete", before=before
             )
 
     async def import_collections(self, items: list[dict[str, Any]]) -> dict[str, int]:
@@ -289,17 +293,20 @@ class Admin:
 
     # -- gateway settings ----------------------------------------------------------------------
 
-    async def set_gateway(self, **values: Any) -> dict[str, Any]:
+    async def set_gateway(self, *, actor: str | None = None, **values: Any) -> dict[str, Any]:
         async with self.bench.write() as conn:
             before = await setting_rows.gateway_limits(conn)
             after = {**before, **{k: v for k, v in values.items() if v is not None}}
             unknown = set(after) - set(setting_rows.GATEWAY_DEFAULTS)
             if unknown:
                 raise InvalidRequest(f"unknown gateway setting(s): {', '.join(sorted(unknown))}")
+            for key, value in values.items():
+                if value is not None:
+                    check_gateway_value(key, value)
             await setting_rows.put_setting(conn, "gateway", after)
             await record_change(
                 conn,
-                actor=self.actor,
+                actor=actor or self.actor,
                 subject="setting",
                 name="gateway",
                 action="update",
@@ -307,6 +314,21 @@ class Admin:
                 after=after,
             )
         return after
+
+
+# Upper bounds where one matters (the seat counts match a collection's own override).
+_GATEWAY_MAX = {"max_explorers": 20, "max_calls": 20, "epsilon": 1}
+
+
+def check_gateway_value(name: str, value: Any) -> None:
+    """A gateway setting is a number of its default's kind: whole when the default is, never negative."""
+    whole = isinstance(setting_rows.GATEWAY_DEFAULTS[name], int)
+    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
+        raise InvalidRequest(f"{name} must be a {'whole ' if whole else ''}number", param=name)
+    top = _GATEWAY_MAX.get(name)
+    if value < 0 or (top is not None and value > top):
+        bounds = f"from 0 to {top}" if top is not None else "0 or more"
+        raise InvalidRequest(f"{name} must be {bounds}", param=name)
 
 
 def model_public(

@@ -143,7 +143,7 @@ def _how_to_reach(provider: str, catalog: ModelsDev) -> str:
     return f"benchwarmers endpoint add {provider} --base-url {base}{env}"
 
 
-async def add(bench: Bench, target: str) -> dict[str, Any]:
+async def add(bench: Bench, target: str, *, actor: str | None = None) -> dict[str, Any]:
     """Put PROVIDER/MODEL on the roster through the endpoint that reaches PROVIDER."""
     provider, _, model_id = target.strip().partition("/")
     if not provider or not model_id:
@@ -185,7 +185,7 @@ async def add(bench: Bench, target: str) -> dict[str, Any]:
             await roster.set_fact(conn, pk, fact, "models.dev", value)
         await record_change(
             conn,
-            actor=bench.actor,
+            actor=actor or bench.actor,
             subject="model",
             name=alias,
             action="create",

@@ -147,7 +147,8 @@ class Gateway:
     ) -> dict[str, Any]:
         key = (panel.caller, idempotency_key or panel.request_hash)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._inflight[key] = future
+        # The first of two identical requests in flight is the one a replay waits for.
+        self._inflight.setdefault(key, future)
         try:
             reply = await self._run(panel, idempotency_key, disconnected)
             future.set_result(reply)
@@ -157,7 +158,8 @@ class Gateway:
             future.exception()  # mark retrieved: a replay may never come
             raise
         finally:
-            self._inflight.pop(key, None)
+            if self._inflight.get(key) is future:
+                del self._inflight[key]
 
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None

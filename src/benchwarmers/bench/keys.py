@@ -214,7 +214,7 @@ class Keys:
             )
         return key, record.public()
 
-    async def list(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
+    async def list_keys(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
         async with self.bench.read() as conn:
             rows = await key_rows.list_keys(conn, include_revoked=include_revoked)
         return [KeyRecord.from_row(row).public() for row in rows]

@@ -45,6 +45,10 @@ LAST_RUN_KEY = "catalog_refresh"  # settings row: when the catalog was last refr
 # The sources a refresh owns; the user's overrides and learned facts are never touched here.
 CATALOG_SOURCES = ("listing", "models.dev")
 _MODELS_DEV_REF = "models.dev"
+_WENT_PAID = "{alias} was free and now has a price; it leaves the explorer pool until you acknowledge this alert"
+_SKIPPED = "explorers skip it, and collections that name it still call it"
+_GONE = "{alias} is gone from {endpoint}'s listing; " + _SKIPPED
+_DEPRECATED = "{alias} is deprecated ({when}); " + _SKIPPED
 
 Progress = Callable[[str, "SourceResult | None"], None]
 
@@ -164,14 +168,8 @@ async def record_listing(
                 elif not row["gone"] and row["last_seen"] is not None:
                     await roster.update_model(conn, pk, gone=True)
                     counts["gone"] += 1
-                    if await _alert(
-                        conn,
-                        "retiring",
-                        row["alias"],
-                        now,
-                        f"{row['alias']} is gone from {name}'s "
-                        "listing; explorers skip it, and collections that name it still call it",
-                    ):
+                    message = _GONE.format(alias=row["alias"], endpoint=name)
+                    if await _alert(conn, "retiring", row["alias"], now, message):
                         counts["retiring"] += 1
             before = stored.get(pk, {})
             known = catalog.lookup(model_id, hint)
@@ -189,28 +187,14 @@ async def record_listing(
                 not endpoint["free_tier"]
                 and _catalog_view(before, "free") is True
                 and _catalog_view(after, "free") is False
-                and await _alert(
-                    conn,
-                    "went_paid",
-                    alias,
-                    now,
-                    f"{alias} was free and now has a price; it leaves "
-                    "the explorer pool until you acknowledge this alert",
-                )
+                and await _alert(conn, "went_paid", alias, now, _WENT_PAID.format(alias=alias))
             ):
                 counts["went_paid"] += 1
             deprecated = _catalog_view(after, "deprecated")
             if (
                 deprecated
                 and not _catalog_view(before, "deprecated")
-                and await _alert(
-                    conn,
-                    "retiring",
-                    alias,
-                    now,
-                    f"{alias} is deprecated ({deprecated}); explorers "
-                    "skip it, and collections that name it still call it",
-                )
+                and await _alert(conn, "retiring", alias, now, _DEPRECATED.format(alias=alias, when=deprecated))
             ):
                 counts["retiring"] += 1
         await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)

@@ -196,7 +196,7 @@ class Shapes:
 
     # -- configuration ------------------------------------------------------------------------
 
-    async def set_shape(self, name: str, description: str) -> dict[str, str]:
+    async def set_shape(self, name: str, description: str, *, actor: str | None = None) -> dict[str, str]:
         if not NAME.match(name):
             raise InvalidRequest(f"shape name {name!r} must be one lower-case word", param="name")
         if not description.strip():
@@ -207,7 +207,7 @@ class Shapes:
             await setting_rows.put_setting(conn, "shapes", after)
             await record_change(
                 conn,
-                actor=self.bench.actor,
+                actor=actor or self.bench.actor,
                 subject="shape",
                 name=name,
                 action="update" if name in before else "create",
@@ -216,7 +216,7 @@ class Shapes:
             )
         return after
 
-    async def remove_shape(self, name: str) -> dict[str, str]:
+    async def remove_shape(self, name: str, *, actor: str | None = None) -> dict[str, str]:
         async with self.bench.write() as conn:
             before = await setting_rows.shapes(conn)
             if name not in before:
@@ -226,11 +226,11 @@ class Shapes:
             after = {k: v for k, v in before.items() if k != name}
             await setting_rows.put_setting(conn, "shapes", after)
             await record_change(
-                conn, actor=self.bench.actor, subject="shape", name=name, action="delete", before=before[name]
+                conn, actor=actor or self.bench.actor, subject="shape", name=name, action="delete", before=before[name]
             )
         return after
 
-    async def add_decision_model(self, alias: str, kind: str = "chat") -> dict[str, Any]:
+    async def add_decision_model(self, alias: str, kind: str = "chat", *, actor: str | None = None) -> dict[str, Any]:
         snapshot = await self.bench.snapshot()
         if alias not in snapshot.models:
             raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
@@ -241,12 +241,14 @@ class Shapes:
         async with self.bench.write() as conn:
             await decision_rows.add_decision_model(conn, alias, kind, path)
             await record_change(
-                conn, actor=self.bench.actor, subject="decision_model", name=alias, action="create", after=row
+                conn, actor=actor or self.bench.actor, subject="decision_model", name=alias, action="create", after=row
             )
         return row
 
-    async def remove_decision_model(self, alias: str) -> None:
+    async def remove_decision_model(self, alias: str, *, actor: str | None = None) -> None:
         async with self.bench.write() as conn:
             if not await decision_rows.remove_decision_model(conn, alias):
                 raise NotFound(f"{alias!r} is not a decision model", param="alias")
-            await record_change(conn, actor=self.bench.actor, subject="decision_model", name=alias, action="delete")
+            await record_change(
+                conn, actor=actor or self.bench.actor, subject="decision_model", name=alias, action="delete"
+            )

@@ -51,7 +51,7 @@ async def list_(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Keys with their last four characters, what they may call and when each was last used."""
-    keys = await Keys(bench).list(include_revoked=revoked)
+    keys = await Keys(bench).list_keys(include_revoked=revoked)
     if as_json:
         print_json(keys)
         return

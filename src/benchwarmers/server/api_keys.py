@@ -22,7 +22,7 @@ _FIELDS = {"name", "collections", "rpm"}
 async def list_keys(request: Request) -> Response:
     await admin_for(request)
     revoked = request.query_params.get("revoked") in ("1", "true", "yes")
-    keys = await access(request).keys.list(include_revoked=revoked)
+    keys = await access(request).keys.list_keys(include_revoked=revoked)
     return json_response({"object": "list", "data": keys})
 
 

@@ -66,7 +66,10 @@ def own_origin(request: Request, origin: str, settings: Settings) -> bool:
     if settings.public_url and origin.rstrip("/") == origin_of(settings.public_url):
         return True
     host = request.headers.get("host", "")
-    return bool(host) and origin != "null" and urlsplit(origin).netloc.lower() == host.lower()
+    try:
+        return bool(host) and origin != "null" and urlsplit(origin).netloc.lower() == host.lower()
+    except ValueError:  # an Origin no browser would send
+        return False
 
 
 def refuse_cross_site(request: Request, settings: Settings, *, allowed: frozenset[str] = frozenset()) -> None:
@@ -92,7 +95,10 @@ def refuse_foreign_host(request: Request, settings: Settings) -> None:
     host = request.headers.get("host")
     if not host:
         return
-    name = (urlsplit(f"//{host}").hostname or "").rstrip(".")
+    try:
+        name = (urlsplit(f"//{host}").hostname or "").rstrip(".")
+    except ValueError:
+        name = ""
     public = urlsplit(settings.public_url).hostname if settings.public_url else None
     if name == public or name == "localhost" or name.endswith(".localhost") or is_loopback(name):
         return

@@ -72,8 +72,8 @@ async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
 async def chat_completions(request: Request) -> Response:
     bench = request.app.state.bench
     gateway = bench.gateway
+    caller = await caller_for(request)  # before reading: a refused caller gets no 20 MB read
     raw = await read_body(request)
-    caller = await caller_for(request)
     body = parse_json_object(raw)
     idempotency_key = request.headers.get("idempotency-key") or None
     retry = request.headers.get("x-stainless-retry-count", "0")

@@ -17,6 +17,7 @@ GATEWAY_DEFAULTS: dict[str, Any] = {
     "replay_window": 600.0,  # seconds within which a replayed request gets the recorded panel
     "decision_timeout": 5.0,
     "endpoint_concurrency": 64,  # seat calls in flight per endpoint; more wait for a free slot
+    "failing_after": 5,  # failed seats in a row that raise a "failing" alert
     "epsilon": 0.2,  # share of explorer picks made by a Thompson draw on the evidence instead of staleness
 }
 
