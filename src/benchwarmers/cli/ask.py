@@ -8,9 +8,8 @@ import httpx2
 import orjson
 import typer
 from rich.markdown import Markdown
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from benchwarmers.cli.common import console, err_console, fail, load_settings, print_json, table
+from benchwarmers.cli.common import console, fail, load_settings, print_json, progress_bar, table
 
 
 def ask(
@@ -40,21 +39,13 @@ def ask(
         headers["authorization"] = f"Bearer {settings.key}"
     url = settings.url.rstrip("/") + "/v1/chat/completions"
     try:
-        with Progress(
-            SpinnerColumn(),
-            TextColumn(f"asking {model}"),
-            TimeElapsedColumn(),
-            console=err_console,
-            transient=True,
-            disable=not err_console.is_terminal,
-        ) as progress:
+        with progress_bar(bar=False, label=f"asking {model}") as progress:
             progress.add_task("ask", total=None)
             with httpx2.Client(timeout=httpx2.Timeout(900, connect=5), trust_env=False) as client:
                 response = client.post(url, content=orjson.dumps(body), headers=headers)
     except httpx2.ConnectError:
         raise fail(
-            f"no bench is answering at {settings.url}; start one with `benchwarmers serve` "
-            "or set BENCHWARMERS_URL"
+            f"no bench is answering at {settings.url}; start one with `benchwarmers serve` or set BENCHWARMERS_URL"
         ) from None
     except httpx2.TimeoutException:
         raise fail(f"the bench at {settings.url} did not answer in time") from None

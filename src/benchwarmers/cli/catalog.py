@@ -7,14 +7,13 @@ import time
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from benchwarmers.bench import alerts as bench_alerts
 from benchwarmers.bench import discover as bench_discover
 from benchwarmers.bench.core import Bench
 from benchwarmers.bench.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
-from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
 
 app = typer.Typer(
     help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
@@ -49,15 +48,7 @@ async def refresh(
     """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
     names = endpoint or [e["name"] for e in await bench.admin.list_endpoints() if e["enabled"]]
     failed = 0
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("refreshing", total=1 + len(names))
 
         def step(source: str, result: SourceResult | None) -> None:

@@ -13,6 +13,7 @@ import orjson
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from benchwarmers.bench.core import Bench
@@ -67,6 +68,12 @@ def with_bench(func: Callable[..., Awaitable[T]]) -> Callable[..., T]:
         parameters=list(signature.parameters.values())[1:]
     )
     return wrapper
+
+
+def progress_bar(*, bar: bool = True, label: str = "{task.description}") -> Progress:
+    """A progress display on stderr for long work; silent when stderr is not a terminal."""
+    columns = [SpinnerColumn(), TextColumn(label), *([BarColumn()] if bar else []), TimeElapsedColumn()]
+    return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
 def print_json(data: Any) -> None:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from benchwarmers.bench.core import Bench
 from benchwarmers.bench.presets import PRESETS, endpoint_options
-from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.upstream.failures import UpstreamFailure
 from benchwarmers.upstream.listings import KINDS
 
-app = typer.Typer(
-    help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True
-)
+app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
 
 
 @app.command("add")
@@ -75,15 +72,7 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
     """Read each endpoint's model listing and record what it says."""
     names = [name] if name else [e["name"] for e in await bench.admin.list_endpoints()]
     failed = 0
-    with Progress(
-        SpinnerColumn(),
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as progress:
+    with progress_bar() as progress:
         task = progress.add_task("refreshing", total=len(names))
         for each in names:
             progress.update(task, description=f"refreshing {each}")
@@ -96,8 +85,7 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
                 console.print(f"{each}: failed: {exc}", markup=False)
             else:
                 console.print(
-                    f"{each}: {summary['listed']} models listed, {summary['added']} new, "
-                    f"{summary['gone']} gone",
+                    f"{each}: {summary['listed']} models listed, {summary['added']} new, {summary['gone']} gone",
                     markup=False,
                 )
             progress.advance(task)
