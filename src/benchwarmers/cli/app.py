@@ -5,7 +5,20 @@ from __future__ import annotations
 import typer
 
 from benchwarmers import __version__
-from benchwarmers.cli import ask, catalog, collections, endpoints, evidence, keys, mcp, models, serve, shapes, verdicts
+from benchwarmers.cli import (
+    ask,
+    catalog,
+    collections,
+    endpoints,
+    evidence,
+    gateway,
+    keys,
+    mcp,
+    models,
+    serve,
+    shapes,
+    verdicts,
+)
 from benchwarmers.cli import init as init_cmd
 
 app = typer.Typer(
@@ -26,6 +39,7 @@ app.add_typer(endpoints.app, name="endpoint")
 app.add_typer(models.app, name="model")
 app.add_typer(collections.app, name="collection")
 app.add_typer(keys.app, name="key")
+app.add_typer(gateway.app, name="gateway")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")
 app.add_typer(catalog.app, name="catalog")
