@@ -317,11 +317,12 @@ class Gateway:
             if same:
                 return {"call": clean["call"], "recorded": False, "replaced": False}
             await calls.insert_verdict(conn, {**clean, "caller": caller.name})
-        key = (seat["alias"], seat["shape"])
-        good, bad = self.bench.history.counts.get(key, (0, 0))
-        if current is not None:
-            good, bad = (good - 1, bad) if current["useful"] else (good, bad - 1)
-        self.bench.history.counts[key] = (good + 1, bad) if clean["useful"] else (good, bad + 1)
+        if seat["seat"] in calls.SEATED_KINDS:  # a merge's verdict says nothing of the merger as a seat
+            key = (seat["alias"], seat["shape"])
+            good, bad = self.bench.history.counts.get(key, (0, 0))
+            if current is not None:
+                good, bad = (good - 1, bad) if current["useful"] else (good, bad - 1)
+            self.bench.history.counts[key] = (good + 1, bad) if clean["useful"] else (good, bad + 1)
         return {"call": clean["call"], "recorded": True, "replaced": current is not None}
 
 

@@ -55,11 +55,11 @@ async def last_seated(conn: AsyncConnection) -> dict[tuple[str, str], float]:
 
 
 async def verdict_counts(conn: AsyncConnection) -> dict[tuple[str, str], tuple[int, int]]:
-    """(alias, shape) → (useful, not useful) over current verdicts."""
+    """(alias, shape) → (useful, not useful) over current verdicts on seats (not on merges)."""
     query = (
         select(seats.c.alias, seats.c.shape, verdicts.c.useful, func.count())
         .join(verdicts, verdicts.c.call == seats.c.call)
-        .where(verdicts.c.current.is_(True))
+        .where(verdicts.c.current.is_(True) & seats.c.seat.in_(SEATED_KINDS))
         .group_by(seats.c.alias, seats.c.shape, verdicts.c.useful)
     )
     counts: dict[tuple[str, str], tuple[int, int]] = {}
