@@ -1,0 +1,81 @@
+"""The same code on PostgreSQL: migrations, a panel, a verdict, the call log (a throwaway cluster)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
+
+PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
+
+
+def _as_postgres(*command: str) -> None:
+    # initdb refuses to run as root; CI runs as root, so the cluster belongs to the postgres user.
+    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=60)
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[str]:
+    if PG_BIN is None or (os.geteuid() == 0 and shutil.which("runuser") is None):
+        pytest.skip("PostgreSQL server binaries are not installed (apt-get install postgresql)")
+    pytest.importorskip("asyncpg", reason="the postgres extra is not installed (pip install 'benchwarmers[postgres]')")
+    # Outside pytest's private temp folders: the postgres user must be able to reach it.
+    root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    data, port = root / "data", free_port()
+    _as_postgres(str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "bench")
+    _as_postgres(str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "-o",
+                 f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        _as_postgres(str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_server(postgres, tmp_path, fake) -> Iterator[BenchServer]:
+    name = f"bench_{uuid.uuid4().hex[:8]}"
+    _as_postgres(str(PG_BIN / "createdb"), "-h", postgres.split(":")[0], "-p", postgres.split(":")[1], "-U",
+                 "bench", name)
+    server = BenchServer(tmp_path / "home", database_url=f"postgresql+asyncpg://bench@{postgres}/{name}").start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):
+    add_fake_endpoint(pg_server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b"), listed("phi-4")])
+    pg_server.admin(lambda b: b.admin.add_collection({"name": "pair", "members": ["fake/llama-3.3-70b"]}))
+    reply = httpx2.post(f"{pg_server.v1}/chat/completions", timeout=30, json={
+        "model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]}).json()
+    seats = reply["bench"]["seats"]
+    assert [s["seat"] for s in seats] == ["member", "explorer", "explorer"]
+    assert all(s["status"] == "ok" for s in seats)
+    verdict = httpx2.post(f"{pg_server.url}/bench/verdict", json={"call": seats[0]["call"], "useful": True})
+    assert verdict.json() == {"call": seats[0]["call"], "recorded": True, "replaced": False}
+    panels = httpx2.get(f"{pg_server.url}/bench/panels?owed=1").json()["data"]
+    assert [(p["id"], p["owed"]) for p in panels] == [(reply["bench"]["panel"], 2)]
+    assert httpx2.get(f"{pg_server.url}/readyz").json() == {"status": "ready", "database": "ok"}
+    # A second server process on the same database sees the first one's collection (config version).
+    pg_server.admin(lambda b: b.admin.edit_collection("pair", {"max_explorers": 0}))
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline:
+        models = httpx2.get(f"{pg_server.v1}/models").json()["data"]
+        if models[0]["explorers"] == 0:
+            break
+        time.sleep(0.2)
+    assert models[0]["explorers"] == 0
