@@ -160,12 +160,21 @@ async def run_load(
     stream: bool = False,
     headers: dict[str, str] | None = None,
     timeout: float = 120.0,
+    stagger: float = 0.0,
 ) -> Load:
-    """Send `count` requests over `concurrency` connections; a failed request is a sample with `error`."""
+    """Send `count` requests over `concurrency` connections; a failed request is a sample with `error`.
+
+    `stagger` spreads the workers' first requests evenly over that many seconds. Against a provider
+    with a fixed latency, workers that start together stay in step for the whole run and reach
+    the gateway in waves; spread over one latency they arrive like independent callers.
+    """
     numbers = itertools.count()
     samples: list[Sample] = []
+    workers = min(concurrency, count)
 
-    async def worker() -> None:
+    async def worker(index: int) -> None:
+        if stagger > 0:
+            await asyncio.sleep(stagger * index / workers)
         connection = _Connection(host, port)
         try:
             while (n := next(numbers)) < count:
@@ -181,7 +190,7 @@ async def run_load(
 
     cpu_before = _cpu()
     started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(min(concurrency, count))))
+    await asyncio.gather(*(worker(index) for index in range(workers)))
     return Load(samples=samples, seconds=time.perf_counter() - started, driver_cpu=_cpu() - cpu_before)
 
 

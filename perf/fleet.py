@@ -74,10 +74,15 @@ def usage_of(pid: int) -> Usage:
 
 
 def machine_busy() -> float:
-    """Seconds of CPU spent by everything on the machine (all cores), from /proc/stat."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / CLOCK_TICK
+    """Seconds of CPU that processes used on the whole machine (all cores), from /proc/stat.
+
+    user + nice + system + steal; interrupt and softirq time is left out because most of it is
+    the kernel carrying our own loopback traffic, which belongs to no process.
+    """
+    user, nice, system, _idle, _iowait, _irq, _softirq, steal = (
+        int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    )
+    return (user + nice + system + steal) / CLOCK_TICK
 
 
 class Process:

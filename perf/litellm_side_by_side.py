@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from driver import Load, chat_body, run_load
-from fleet import PERF, Bench, Process, Usage, free_port, http_get, wait_for_port
+from fleet import Bench, Process, Usage, free_port, http_get, wait_for_port
 from measure import Scenario, summarise
 
-VENV = PERF / ".venv-litellm"
 INSTALL = "python3 -m venv perf/.venv-litellm && perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.106.12'"
 MODEL_NAME = "fake-model"
 
@@ -69,11 +68,11 @@ class LiteLLM:
         self.process: Process | None = None
         self.idle_rss = 0
 
-    def start(self) -> None:
-        executable = VENV / "bin" / "litellm"
+    def start(self, venv: Path) -> None:
+        executable = venv / "bin" / "litellm"
         self.port = free_port()
         env = {
-            "PATH": f"{VENV / 'bin'}:/usr/bin:/bin",
+            "PATH": f"{venv / 'bin'}:/usr/bin:/bin",
             "HOME": str(self.logs),
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",  # never fetch the price list
             "HF_HUB_OFFLINE": "1",
@@ -114,13 +113,14 @@ async def side_by_side(
     args: argparse.Namespace, bench: Bench, fake: Process, fake_port: int, logs: Path, model_alias: str
 ) -> dict[str, Any]:
     """Alternate rounds against the bench (bench/solo) and LiteLLM; rows for the tables and the ratios."""
-    if not (VENV / "bin" / "litellm").exists():
-        return {"skipped": f"{VENV} has no litellm; create it with: {INSTALL}"}
+    venv: Path = args.litellm_venv
+    if not (venv / "bin" / "litellm").exists():
+        return {"skipped": f"{venv} has no litellm; create it with: {INSTALL}"}
     assert bench.process is not None
     endpoint, model_id = model_alias.split("/", 1)
     proxy = LiteLLM(fake_port, model_id, int(endpoint.removeprefix("e")), logs)
     try:
-        proxy.start()
+        proxy.start(venv)
     except (RuntimeError, OSError) as exc:
         tail = (logs / "litellm.log").read_text(errors="replace")[-1500:] if (logs / "litellm.log").exists() else ""
         proxy.stop()
@@ -158,6 +158,7 @@ async def side_by_side(
                         concurrency=concurrency,
                         stream=stream,
                         headers=headers,
+                        stagger=args.latency,
                     )
                 for _ in range(args.rounds):
                     for name, (port, model, process, headers) in targets.items():
@@ -172,6 +173,7 @@ async def side_by_side(
                                 concurrency=concurrency,
                                 stream=stream,
                                 headers=headers,
+                                stagger=args.latency,
                             )
                         )
                         cpu[name] += process.usage().cpu - before
@@ -216,7 +218,7 @@ async def side_by_side(
         [r["concurrency"], r["mode"], r["added_p50_ratio"], r["added_p99_ratio"], r["throughput_ratio"]] for r in ratios
     ]
     return {
-        "litellm_version": _version(),
+        "litellm_version": _version(venv),
         "headers": RESULT_HEADERS,
         "rows": rows,
         "ratio_headers": RATIO_HEADERS,
@@ -226,8 +228,8 @@ async def side_by_side(
     }
 
 
-def _version() -> str | None:
-    found = sorted((VENV / "lib").glob("python*/site-packages/litellm-*.dist-info"))
+def _version(venv: Path) -> str | None:
+    found = sorted((venv / "lib").glob("python*/site-packages/litellm-*.dist-info"))
     return found[0].name.removeprefix("litellm-").removesuffix(".dist-info") if found else None
 
 

@@ -158,6 +158,7 @@ async def run_scenario(
             concurrency=scenario.concurrency,
             stream=scenario.stream,
             headers=headers,
+            stagger=latency,
         )
     if server is not None:
         server.reset_peak()
@@ -174,6 +175,7 @@ async def run_scenario(
         concurrency=scenario.concurrency,
         stream=scenario.stream,
         headers=headers,
+        stagger=latency,
     )
     busy = machine_busy() - busy_before
     if profiler is not None:

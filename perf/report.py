@@ -50,6 +50,7 @@ LOAD_COLUMNS: list[Column] = [
     ("server CPU %", lambda r: _num(r.server_cpu_pct, 0)),
     ("peak RSS MB", lambda r: _num(r.peak_rss_mb)),
     ("driver CPU %", lambda r: _num(r.driver_cpu_pct, 0)),
+    ("fake CPU %", lambda r: _num(r.upstream_cpu_pct, 0)),
     ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
     ("errors", _errors),
 ]
@@ -61,7 +62,7 @@ CEILING_COLUMNS: list[Column] = [
     ("added p50 ms", lambda r: _ms(r.added_ms.get("p50"))),
     ("added p99", lambda r: _ms(r.added_ms.get("p99"))),
     ("driver CPU %", lambda r: _num(r.driver_cpu_pct, 0)),
-    ("upstream CPU %", lambda r: _num(r.upstream_cpu_pct, 0)),
+    ("fake CPU %", lambda r: _num(r.upstream_cpu_pct, 0)),
     ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
     ("errors", _errors),
 ]

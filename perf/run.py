@@ -152,16 +152,20 @@ async def image_scenario(args: argparse.Namespace, bench: Bench, fake: Process) 
         target="benchwarmers",
         server=bench.process,
         upstream=fake,
+        profile=args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-image.txt" if args.profile else None,
     )
     peak = (result.peak_rss_mb or 0.0) * MB
     added = result.added_ms.get("p50")
     result.extra = {
+        **result.extra,
         "body_mb": round(body_size / MB, 2),
         "idle_rss_mb": round(idle / MB, 1),
         "peak_over_body": round((peak - idle) / body_size, 2),
         "wall_p50_ms": None if added is None else round(added + args.latency * 1000, 3),
     }
     progress(result)
+    if result.extra.get("profile"):
+        show_hot(result)
     return result
 
 
@@ -279,6 +283,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=None,
         help="side by side with LiteLLM's proxy from perf/.venv-litellm (default: on, off with --quick)",
     )
+    add("--litellm-venv", type=Path, default=PERF / ".venv-litellm", help="the virtualenv holding LiteLLM")
     add("--litellm-concurrency", type=_ints, default="1,16,64", help="side-by-side concurrencies (1,16,64)")
     add("--litellm-modes", type=_words, default="json,stream", help="side-by-side modes (json,stream)")
     add("--rounds", type=int, default=2, help="A/B rounds per concurrency in the side-by-side run (2)")
@@ -356,15 +361,26 @@ def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
         show("Image request", IMAGE_COLUMNS, [image])
     side = payload.get("litellm")
     if side and side.get("rows"):
-        show_pairs(
-            "Side by side with LiteLLM's proxy (1 model; ours: 1 member, 0 explorers)", side["headers"], side["rows"]
-        )
+        title = f"Side by side with LiteLLM {side.get('litellm_version')} (1 model; ours: bench/solo)"
+        show_pairs(title, side["headers"], side["rows"])
         show_pairs("Ours ÷ LiteLLM", side["ratio_headers"], side["ratio_rows"])
     elif side:
         console.print(f"LiteLLM side by side skipped: {side.get('skipped')}")
+    busiest = max((r.other_cpu_pct or 0.0 for r in [*results, *ceiling]), default=0.0)
+    if busiest > 25:
+        console.print(
+            f"[yellow]Other work used up to {busiest:.0f}% CPU (of {m['nproc']}00%) during this run: "
+            "the gateway competed for the cores, so read these figures as upper bounds.[/yellow]"
+        )
     goal_headers = ["goal", "target", "reached", "met"]
     show_pairs("Goals", goal_headers, payload["goals"])
     if as_markdown:
+        console.print(
+            f"\nMeasured {m['date']} on {m['nproc']} cores ({m['cpu']}), Python {m['python']}, fake latency "
+            f"{payload['options']['latency']} s, idle RSS {payload['idle_rss_mb']} MB; other work on the machine "
+            f"used up to {busiest:.0f}% CPU during the run.",
+            markup=False,
+        )
         console.print("\n### Panels through the gateway\n")
         console.print(markdown_results(LOAD_COLUMNS, results), markup=False)
         if ceiling:
@@ -374,7 +390,7 @@ def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
             console.print("\n### Image request\n")
             console.print(markdown_results(IMAGE_COLUMNS, [image]), markup=False)
         if side and side.get("rows"):
-            console.print("\n### Side by side with LiteLLM\n")
+            console.print(f"\n### Side by side with LiteLLM {side.get('litellm_version')}\n")
             console.print(markdown(side["headers"], side["rows"]), markup=False)
             console.print("")
             console.print(markdown(side["ratio_headers"], side["ratio_rows"]), markup=False)

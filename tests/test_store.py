@@ -7,11 +7,12 @@ import os
 import sqlite3
 import stat
 
+from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
 from benchwarmers.bench.core import Bench
 from benchwarmers.settings import Settings, parse_bind
-from benchwarmers.store.db import create_engine, migrate
+from benchwarmers.store.db import alembic_config, create_engine, migrate
 
 TABLES = {
     "alembic_version",
@@ -40,7 +41,7 @@ def table_names(url: str) -> set[str]:
             names = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
             version = (await conn.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
         await engine.dispose()
-        assert version == "0001"
+        assert version == ScriptDirectory.from_config(alembic_config()).get_current_head()
         return names
 
     return asyncio.run(main())

@@ -234,11 +234,11 @@ class Admin:
     async def edit_collection(
         self, name: str, changes: dict[str, Any], *, actor: str | None = None, replace: bool = False
     ) -> dict[str, Any]:
-        """Change the fields given (None = leave as is); `replace` takes `changes` as the whole
-        collection instead, so None clears a field (the dashboard's form sends every field)."""
+        """Change the fields given (None = leave as is); `replace` takes `changes` as the whole new
+        collection instead, so a field left out or None is cleared (the dashboard's form)."""
         before = await self.collection(name)
-        given = changes if replace else {k: v for k, v in changes.items() if v is not None}
-        clean = await self._validate({**before, **given, "name": name})
+        given = {k: v for k, v in changes.items() if v is not None}
+        clean = await self._validate({**({} if replace else before), **given, "name": name})
         async with self.bench.write() as conn:
             await collection_rows.update_collection(
                 conn, name, {k: v for k, v in clean.items() if k != "name"}

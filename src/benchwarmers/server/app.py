@@ -13,7 +13,17 @@ from starlette.responses import Response
 from benchwarmers import __version__
 from benchwarmers.bench.core import Bench
 from benchwarmers.bench.scheduler import CatalogScheduler
-from benchwarmers.server import api_evidence, api_keys, bench_routes, errors, gateway_routes, login
+from benchwarmers.server import (
+    api_admin,
+    api_evidence,
+    api_keys,
+    api_panels,
+    bench_routes,
+    errors,
+    gateway_routes,
+    login,
+    pages,
+)
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware
 from benchwarmers.server.responses import json_response
@@ -60,4 +70,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)
     app.include_router(login.router)
+    app.include_router(api_admin.router)
+    app.include_router(api_panels.router)
+    pages.install(app)  # the dashboard's pages and /static
     return app

@@ -1,0 +1,64 @@
+"""Standings from counts: each model's useful rate and Wilson interval per shape, ranked as the
+router ranks them, from two grouped queries that read indexes (`store/counts.py`).
+
+This is what the dashboard's Leaderboard and Models pages show, so they stay fast however long
+the call log grows. The full leaderboard (`bench/evidence.py`, `/api/leaderboard`, the CLI) adds
+pairwise strengths and claims per answer, at a cost that grows with every seat.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.bench.evidence import Standing, board_shapes, primary_for, rank_key, since_days
+from benchwarmers.bench.stats import maturity, wilson
+from benchwarmers.store import counts
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.core import Bench
+
+
+@dataclass(frozen=True)
+class ShapeStandings:
+    shape: str
+    standings: tuple[Standing, ...]
+    primary: str | None  # who the router uses for this shape (a usable pin, else the evidence's pick)
+
+
+def standing_of_counts(row: dict[str, Any]) -> Standing:
+    low, high = wilson(row["useful"], row["verdicts"])
+    return Standing(
+        alias=row["alias"],
+        shape=row["shape"],
+        seats=row["seats"],
+        verdicts=row["verdicts"],
+        useful=row["useful"],
+        low=low,
+        high=high,
+        maturity=maturity(row["verdicts"]),
+        real_per_answer=None,
+        false_per_answer=None,
+        awaiting=max(0, row["seats"] - row["errors"] - row["judged_answers"]),
+        errors=row["errors"],
+        empties=row["empties"],
+        median_seconds=None,
+        last_seated=row["last_seated"],
+        last_judged=row["last_judged"],
+    )
+
+
+async def standings(bench: Bench, days: float | None = None) -> list[ShapeStandings]:
+    """Every shape with seats in the window, in the configured order, each ranked best first."""
+    since = since_days(days)
+    snapshot = await bench.snapshot()
+    async with bench.read() as conn:
+        rows = await counts.standing_counts(conn, since)
+    by_shape: dict[str, list[Standing]] = defaultdict(list)
+    for row in rows:
+        by_shape[row["shape"]].append(standing_of_counts(row))
+    return [
+        ShapeStandings(shape, tuple(sorted(by_shape[shape], key=rank_key)), await primary_for(bench, shape))
+        for shape in board_shapes(snapshot, by_shape)
+    ]

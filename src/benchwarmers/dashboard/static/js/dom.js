@@ -1,0 +1,58 @@
+// Building the page from data: elements and text nodes only. Text from the server (a model's
+// answer, an alias, an error) is only ever a text node or an attribute value, never markup.
+
+export function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    if (name === "class") el.className = value;
+    else if (name === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(name, value === true ? "" : String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+export function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return el;
+}
+
+export const $ = (selector, root = document) => root.querySelector(selector);
+export const $$ = (selector, root = document) => [...root.querySelectorAll(selector)];
+
+export function when(ts) {
+  if (!ts) return "";
+  const date = new Date(ts * 1000);
+  const today = new Date().toDateString() === date.toDateString();
+  return today
+    ? date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit" })
+    : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function seconds(value) {
+  if (value === null || value === undefined) return "";
+  return value < 10 ? `${value.toFixed(2)} s` : `${value.toFixed(1)} s`;
+}
+
+// Times the server wrote in its own zone, shown in the browser's.
+export function localTimes(root) {
+  for (const el of $$("time[data-ts]", root)) {
+    const date = new Date(Number(el.dataset.ts) * 1000);
+    el.textContent = date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
+    el.title = date.toString();
+  }
+}
+
+// [data-close] buttons close their dialog, and so does a click on the backdrop.
+export function wireDialogs(root) {
+  for (const dialog of $$("dialog", root)) {
+    dialog.addEventListener("click", (event) => {
+      if (event.target === dialog) dialog.close();
+      else if (event.target.closest("[data-close]")) dialog.close();
+    });
+  }
+}

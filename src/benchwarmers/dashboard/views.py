@@ -1,0 +1,108 @@
+"""Shaping data for the templates: times, numbers, a model's status, chart geometry, change lines.
+
+Pure functions (the templates stay free of arithmetic); everything here returns plain text or
+numbers that Jinja escapes as it renders.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+from benchwarmers.bench.evidence import Standing
+
+CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
+CHANGE_TEXT = 160  # characters of a before/after value shown in the changes log
+
+
+def iso(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds") if ts else ""
+
+
+def when(ts: float | None) -> str:
+    """Local time, as the page shows it before its script puts it in the browser's own zone."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts)) if ts else ""
+
+
+def tokens(value: int | None) -> str:
+    return f"{value:,}" if value else "?"
+
+
+def yes_no(value: bool | None) -> str:
+    return "?" if value is None else ("yes" if value else "no")
+
+
+def percent(value: float | None) -> str:
+    return "–" if value is None else f"{round(value * 100)}%"
+
+
+def status_line(model: Mapping[str, Any], now: float | None = None) -> str:
+    """ok, cooldown until HH:MM, retiring, went paid, gone, disabled."""
+    until = model.get("cooldown_until")
+    if model["status"] != "cooldown" or not until:
+        return str(model["status"])
+    same_day = time.localtime(until)[:3] == time.localtime(now)[:3]
+    return f"cooldown until {time.strftime('%H:%M' if same_day else '%Y-%m-%d %H:%M', time.localtime(until))}"
+
+
+def fact(model: Mapping[str, Any], name: str) -> tuple[Any, str | None]:
+    """A fact's value and the source it came from (None when nothing says)."""
+    found = model.get("facts", {}).get(name)
+    return (found["value"], found["source"]) if found else (None, None)
+
+
+def bar(standing: Standing) -> dict[str, Any]:
+    """SVG geometry for one model: the useful rate as a bar, the 95% interval as a whisker."""
+    scale = CHART_WIDTH
+    rate = standing.rate
+    return {
+        "rate": rate,
+        "width": round((rate or 0) * scale, 2),
+        "low": round(standing.low * scale, 2),
+        "high": round(standing.high * scale, 2),
+        "judged": standing.verdicts > 0,
+        "label": (
+            f"useful {percent(rate)} of {standing.verdicts} verdicts, "
+            f"95% interval {percent(standing.low)} to {percent(standing.high)}"
+            if standing.verdicts
+            else "no verdicts yet"
+        ),
+    }
+
+
+def evidence_by_model(boards: Iterable[Any]) -> dict[str, list[Standing]]:
+    """alias → its standing on each shape (from `bench.standings.standings`)."""
+    found: dict[str, list[Standing]] = {}
+    for board in boards:
+        for standing in board.standings:
+            found.setdefault(standing.alias, []).append(standing)
+    return found
+
+
+def _short(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else orjson.dumps(value).decode()
+    return text if len(text) <= CHANGE_TEXT else text[: CHANGE_TEXT - 1] + "…"
+
+
+def change_line(change: Mapping[str, Any]) -> dict[str, Any]:
+    """One changes-log row: what changed, only the fields that did when both sides are objects."""
+    before, after = change.get("before"), change.get("after")
+    if isinstance(before, dict) and isinstance(after, dict):
+        keys = [k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
+        before = {k: before.get(k) for k in keys if k in before}
+        after = {k: after.get(k) for k in keys if k in after}
+    return {
+        "at": change["at"],
+        "actor": change["actor"],
+        "subject": change["subject"],
+        "name": change["name"],
+        "action": change["action"],
+        "before": _short(before),
+        "after": _short(after),
+    }

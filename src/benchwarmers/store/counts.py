@@ -1,0 +1,94 @@
+"""Counts the dashboard shows on every load, kept cheap at any size: each reads a covering index
+(migration 0002) or the verdicts, never the seat rows with their answers.
+
+- `owed_count`: seats awaiting a verdict, over the whole log.
+- `newest_panel_ids`: what an open Gateway card compares to tell that it should fetch again.
+- `standing_counts`: per model × shape, its seats, errors, empties, verdicts and useful ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, case, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.store.calls import SEATED_KINDS
+from benchwarmers.store.schema import panels, seats, verdicts
+
+_CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
+
+
+def _count_if(condition: Any) -> Any:
+    return func.sum(case((condition, 1), else_=0))
+
+
+async def owed_count(conn: AsyncConnection) -> int:
+    """Seats awaiting a verdict, counted as `calls.list_panels` counts them per panel: every
+    answered seat (ok or empty, a merger's included) with no current verdict; decision calls never."""
+    query = (
+        select(func.count())
+        .select_from(seats)
+        .outerjoin(verdicts, _CURRENT)
+        .where(and_(seats.c.status != "error", seats.c.seat != "decision", verdicts.c.id.is_(None)))
+    )
+    return int(await conn.scalar(query) or 0)
+
+
+async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
+    query = select(panels.c.id).order_by(panels.c.created_at.desc()).limit(limit)
+    return [row[0] for row in await conn.execute(query)]
+
+
+async def standing_counts(conn: AsyncConnection, since: float | None = None) -> list[dict[str, Any]]:
+    """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
+    `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
+    `judged_answers` (verdicts on seats that answered) and `last_judged`."""
+    seated = seats.c.seat.in_(SEATED_KINDS)
+    if since is not None:
+        seated = and_(seated, seats.c.created_at >= since)
+    by_seat = (
+        select(
+            seats.c.alias,
+            seats.c.shape,
+            func.count().label("seats"),
+            _count_if(seats.c.status == "error").label("errors"),
+            _count_if(seats.c.status == "empty").label("empties"),
+            func.max(seats.c.created_at).label("last_seated"),
+        )
+        .where(seated)
+        .group_by(seats.c.alias, seats.c.shape)
+    )
+    by_verdict = (
+        select(
+            seats.c.alias,
+            seats.c.shape,
+            func.count().label("verdicts"),
+            _count_if(verdicts.c.useful.is_(True)).label("useful"),
+            _count_if(seats.c.status != "error").label("judged_answers"),
+            func.max(verdicts.c.created_at).label("last_judged"),
+        )
+        .select_from(verdicts)
+        .join(seats, _CURRENT)
+        .where(seated)
+        .group_by(seats.c.alias, seats.c.shape)
+    )
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in await conn.execute(by_seat):
+        found[(row.alias, row.shape)] = {
+            **dict(row._mapping),
+            "verdicts": 0,
+            "useful": 0,
+            "judged_answers": 0,
+            "last_judged": None,
+        }
+    for row in await conn.execute(by_verdict):
+        entry = found.get((row.alias, row.shape))
+        if entry is not None:
+            entry.update(
+                verdicts=row.verdicts,
+                useful=int(row.useful or 0),
+                judged_answers=int(row.judged_answers or 0),
+                last_judged=row.last_judged,
+            )
+    return list(found.values())
