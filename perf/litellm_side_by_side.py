@@ -7,7 +7,7 @@ falls on both. Added latency = wall time − the fake's fixed latency for both, 
 no seat times. Run it alone with `python perf/litellm_side_by_side.py` (same options as run.py).
 
     python3 -m venv perf/.venv-litellm
-    perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.106.12'
+    perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from driver import Load, chat_body, run_load
 from fleet import Bench, Process, Usage, free_port, http_get, wait_for_port
 from measure import Scenario, summarise
 
-INSTALL = "python3 -m venv perf/.venv-litellm && perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.106.12'"
+INSTALL = "python3 -m venv perf/.venv-litellm && perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'"
 MODEL_NAME = "fake-model"
 
 RESULT_HEADERS = [
@@ -110,7 +110,7 @@ def _count(concurrency: int, quick: bool) -> int:
 
 
 async def side_by_side(
-    args: argparse.Namespace, bench: Bench, fake: Process, fake_port: int, logs: Path, model_alias: str
+    args: argparse.Namespace, bench: Bench, fake_port: int, logs: Path, model_alias: str
 ) -> dict[str, Any]:
     """Alternate rounds against the bench (bench/solo) and LiteLLM; rows for the tables and the ratios."""
     venv: Path = args.litellm_venv
@@ -237,23 +237,9 @@ def main() -> None:
     """Only the side-by-side part: `python perf/litellm_side_by_side.py [--quick] [--markdown]`."""
     import run
 
-    run.main(
-        [
-            "--collections",
-            "solo",
-            "--modes",
-            "json",
-            "--concurrency",
-            "1",
-            "--count",
-            "20",
-            "--image-mb",
-            "0",
-            "--no-driver-ceiling",
-            "--litellm",
-            *sys.argv[1:],
-        ]
-    )
+    # A token load of our own (the tables need one), then the side-by-side rounds.
+    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --no-driver-ceiling --litellm"
+    run.main([*token.split(), *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 # Wide tables stay readable when piped to a file or a log (rich would wrap them to 80 columns).
-console = Console(highlight=False, width=None if sys.stdout.isatty() else 220)
+console = Console(highlight=False, width=None if sys.stdout.isatty() else 300)
 Column = tuple[str, Callable[[Result], Any]]
 
 

@@ -1,7 +1,7 @@
 """Measure the bench's own cost per panel and per seat: one command, tables at the end.
 
-    python perf/run.py --quick          # about a minute and a half: every scenario, few requests
-    python perf/run.py                  # the full run (about 10 minutes, LiteLLM side by side included)
+    python perf/run.py --quick          # about a minute: every scenario, few requests
+    python perf/run.py                  # the full run, LiteLLM side by side included (about 6 minutes)
     python perf/run.py --markdown       # also print the tables as markdown for docs/BENCHMARKS.md
 
 A fixed-latency fake provider (perf/upstream.py) and `benchwarmers serve` each run in their own
@@ -22,6 +22,7 @@ from typing import Any
 
 from driver import chat_body, image_body, run_load
 from fleet import PERF, Bench, Process, alias, start_fake
+from goals import goals
 from measure import MB, Result, Scenario, run_scenario
 from report import (
     CEILING_COLUMNS,
@@ -169,68 +170,6 @@ async def image_scenario(args: argparse.Namespace, bench: Bench, fake: Process) 
     return result
 
 
-def goals(results: list[Result], image: Result | None, idle_rss: float, side: dict[str, Any] | None) -> list[list[str]]:
-    """The issue's goals next to what this run reached."""
-    rows: list[list[str]] = []
-    c64 = next(
-        (
-            r
-            for r in results
-            if r.target == "benchwarmers" and r.concurrency == 64 and not r.stream and "3 members" in r.scenario
-        ),
-        None,
-    )
-    if c64 is not None:
-        p50, p99 = c64.overhead_ms.get("p50"), c64.overhead_ms.get("p99")
-        met = p50 is not None and p99 is not None and p50 <= 2 and p99 <= 10
-        rows.append(
-            [
-                "overhead per panel at c=64, 5 seats",
-                "p50 ≤ 2 ms, p99 ≤ 10 ms",
-                f"p50 {p50} ms, p99 {p99} ms",
-                "yes" if met else "no",
-            ]
-        )
-    clean = [r for r in results if "3 members" in r.scenario and r.errors == 0 and r.seat_errors == 0]
-    best = max(clean, key=lambda r: r.seat_calls_per_s, default=None)
-    if best is not None:
-        rows.append(
-            [
-                "seat calls/s through one process, no errors",
-                "≥ 1,000 (200 five-seat panels/s)",
-                f"{best.seat_calls_per_s:,.0f} ({best.scenario}, c={best.concurrency}, "
-                f"{'stream' if best.stream else 'json'})",
-                "yes" if best.seat_calls_per_s >= 1000 else "no",
-            ]
-        )
-    if image is not None:
-        ratio = image.extra.get("peak_over_body")
-        rows.append(
-            [
-                "peak RSS above idle, 15 MB image panel of 5 seats",
-                "≤ 3 × body",
-                f"{ratio} × body",
-                "yes" if ratio is not None and ratio <= 3 else "no",
-            ]
-        )
-    rows.append(["idle RSS", "≤ 120 MB", f"{idle_rss:.1f} MB", "yes" if idle_rss <= 120 else "no"])
-    if side:
-        for key, goal, better_is_low in (
-            ("added_p50_ratio", "≤ 0.5", True),
-            ("added_p99_ratio", "≤ 0.5", True),
-            ("throughput_ratio", "≥ 2", False),
-        ):
-            for row in side.get("ratios", []):
-                value = row.get(key)
-                if value is None:
-                    continue
-                met = value <= 0.5 if better_is_low else value >= 2
-                name = key.replace("_", " ").replace("ratio", "ours ÷ LiteLLM")
-                where = f"c={row['concurrency']}, {row['mode']}"
-                rows.append([f"{name} ({where})", goal, f"{value:.2f}", "yes" if met else "no"])
-    return rows
-
-
 def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",")]
 
@@ -245,7 +184,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(each in its own process). Prints tables; writes JSON to perf/results/.",
     )
     add = parser.add_argument
-    add("--quick", action="store_true", help="few requests per scenario, no ceiling or LiteLLM run (about 90 s)")
+    add("--quick", action="store_true", help="few requests per scenario, no ceiling or LiteLLM run (about a minute)")
     add("--latency", type=float, default=0.05, help="the fake provider's fixed latency in seconds (0.05)")
     add(
         "--endpoints",
@@ -328,7 +267,7 @@ async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
         if args.litellm:
             from litellm_side_by_side import side_by_side
 
-            side = await side_by_side(args, bench, fake, fake_port, logs, model_alias=alias(0, args.endpoints))
+            side = await side_by_side(args, bench, fake_port, logs, model_alias=alias(0, args.endpoints))
     finally:
         bench.stop()
         fake.stop()

@@ -4,10 +4,16 @@ py-spy reads the process from outside (no code in the gateway changes) and write
 one line per distinct stack, `frame;frame;frame count`. `hot` folds them into the functions that
 held the CPU themselves (self) and those on the stack at all (total), as shares of the samples.
 The raw file loads into speedscope or `flamegraph.pl` for the whole picture.
+
+py-spy leaves out threads that sleep in the kernel, but not a worker thread blocked in a queue's
+`get()` (aiosqlite's connection threads spend most of their life there): samples whose innermost
+line is such a wait are dropped here, by reading that line of source.
 """
 
 from __future__ import annotations
 
+import linecache
+import re
 import shutil
 import signal
 import subprocess
@@ -28,7 +34,10 @@ class Profile:
         self.out = out
         argv = [executable, "record", "--pid", str(pid), "--rate", str(rate), "--format", "raw", "--nonblocking"]
         self.process = subprocess.Popen(
-            [*argv, "--output", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL
+            [*argv, "--full-filenames", "--output", str(out)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL,
         )
 
     def stop(self) -> Path:
@@ -42,15 +51,26 @@ class Profile:
         return self.out
 
 
-def _function(frame: str) -> str:
-    # py-spy frames read `function (path/to/module.py:line)`; keep function and file, not the line.
+_TRIM = re.compile(r"^.*(site-packages/|/src/|/lib/python3\.\d+/)")
+_WAIT = re.compile(r"\.get\(\)|\.wait\(|\.acquire\(")
+
+
+def _where(frame: str) -> tuple[str, str, int]:
+    # py-spy frames read `function (/full/path/module.py:line)`.
     name, _, where = frame.partition(" (")
-    path = where.rsplit(":", 1)[0]
-    for marker in ("site-packages/", "src/", "lib/python3"):
-        if marker in path:
-            path = path.split(marker, 1)[1]
-            break
-    return f"{name} ({path})"
+    path, _, line = where.rstrip(")").rpartition(":")
+    return name, path, int(line) if line.isdigit() else 0
+
+
+def _function(frame: str) -> str:
+    """`function (package/module.py)`: no line, no install prefix."""
+    name, path, _ = _where(frame)
+    return f"{name} ({_TRIM.sub('', path)})"
+
+
+def _waiting(frame: str) -> bool:
+    _, path, line = _where(frame)
+    return bool(line) and bool(_WAIT.search(linecache.getline(path, line)))
 
 
 def _stacks(raw: Path) -> list[tuple[list[str], int]]:
@@ -59,9 +79,9 @@ def _stacks(raw: Path) -> list[tuple[list[str], int]]:
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
-        frames = [_function(f) for f in stack.split(";") if f and not f.startswith(("process ", "thread "))]
-        if frames:
-            stacks.append((frames, int(count)))
+        frames = [f for f in stack.split(";") if f and not f.startswith(("process ", "thread "))]
+        if frames and not _waiting(frames[-1]):
+            stacks.append(([_function(f) for f in frames], int(count)))
     return stacks
 
 
