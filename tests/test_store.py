@@ -12,7 +12,7 @@ from sqlalchemy import inspect
 
 from benchwarmers.bench.core import Bench
 from benchwarmers.settings import Settings, parse_bind
-from benchwarmers.store.db import alembic_config, create_engine, migrate
+from benchwarmers.store.db import SCHEMA_REVISION, alembic_config, create_engine, migrate
 
 TABLES = {
     "alembic_version",
@@ -45,6 +45,35 @@ def table_names(url: str) -> set[str]:
         return names
 
     return asyncio.run(main())
+
+
+def test_the_known_schema_revision_is_alembics_head():
+    assert ScriptDirectory.from_config(alembic_config()).get_current_head() == SCHEMA_REVISION
+
+
+def test_an_older_database_is_migrated_forward_on_open(tmp_path):
+    from alembic import command
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+
+    async def main() -> str:
+        engine = create_engine(url)
+
+        def to_first(connection):
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0001")
+
+        async with engine.begin() as conn:
+            await conn.run_sync(to_first)
+        async with Bench(Settings(home=tmp_path)):
+            pass
+        async with engine.connect() as conn:
+            version = (await conn.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
+        await engine.dispose()
+        return version
+
+    assert asyncio.run(main()) == SCHEMA_REVISION
 
 
 def test_migrations_create_everything_and_rerun_cleanly(tmp_path):

@@ -83,11 +83,10 @@ def test_chat_body_passes_fields_through() -> None:
     expected = {key: value for key, value in before.items() if key not in ("stream_options", "bench")}
     assert orjson.loads(raw) == {**expected, "model": "llama-3.3-70b", "stream": False}
     assert request == before
-    assert body.text_chars == len("be brief") + len("what is in these?")
-    assert body.image_urls == [
-        before["messages"][1]["content"][1]["image_url"]["url"],
-        "https://img.example/cat.jpg",
-    ]
+    # The seats' pieces share one encoding of the messages.
+    first, second = body.parts_for("a"), body.parts_for("b")
+    assert first[1] is second[1]
+    assert b"".join(first) == body.for_model("a")
 
 
 def test_chat_body_overrides_per_seat() -> None:
@@ -101,13 +100,13 @@ def test_chat_body_overrides_per_seat() -> None:
 def test_chat_body_minimal() -> None:
     body = ChatBody.from_request({"model": "bench/x", "messages": []})
     assert body.for_model("m") == b'{"model":"m","stream":false,"messages":[]}'
-    assert (body.text_chars, body.image_urls) == (0, [])
+    assert ChatBody.from_request({"model": "x"}).for_model("m") == b'{"model":"m","stream":false}'
 
 
 async def test_fake_receives_the_body_unchanged(fake_upstream: FakeUpstream, pool: UpstreamPool) -> None:
     fake_upstream.script("m")
     request = request_with_everything()
-    await pool.chat(endpoint(fake_upstream), ChatBody.from_request(request).for_model("m"), 5)
+    await pool.chat(endpoint(fake_upstream), ChatBody.from_request(request).parts_for("m"), 5)
     [seen] = fake_upstream.requests
     expected = {key: value for key, value in request.items() if key not in ("stream_options", "bench")}
     assert seen.json == {**expected, "model": "m", "stream": False}

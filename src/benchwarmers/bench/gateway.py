@@ -35,7 +35,7 @@ from benchwarmers.bench.reply import (
 from benchwarmers.bench.requests import request_text
 from benchwarmers.bench.shapes import Shapes
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
-from benchwarmers.redaction import redact_messages, scrub_text
+from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 
 if TYPE_CHECKING:
@@ -66,13 +66,6 @@ class Caller:
     judges_own_only: bool = False
 
 
-def redacted_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The request as it may be stored: images as placeholders, nothing else changed."""
-    stored = {k: v for k, v in body.items() if k != "messages"}
-    stored["messages"] = redact_messages(body.get("messages") or [])
-    return stored
-
-
 class Gateway:
     def __init__(self, bench: Bench) -> None:
         self.bench = bench
@@ -92,7 +85,7 @@ class Gateway:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def prepare(self, body: dict[str, Any], body_bytes: bytes, caller: Caller, panel_id: str) -> PreparedPanel:
+    async def prepare(self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str) -> PreparedPanel:
         """Everything that can refuse a request happens here, before any seat is called."""
         snapshot = await self.bench.snapshot()
         draft = read_request(snapshot, body)
@@ -114,7 +107,7 @@ class Gateway:
             shape_by=decided[1],
             snapshot=snapshot,
             history=await self.bench.fresh_history(),
-            body_bytes=body_bytes,
+            body_hash=body_hash,
             caller=caller.name,
             panel_id=panel_id,
             now=time.time(),
@@ -190,7 +183,7 @@ class Gateway:
         candidates = merger_candidates(
             panel.collection, panel.shape, self.bench.history.counts, await self.primary(panel.shape)
         )
-        request = request_text(panel.body.get("messages") or [])
+        request = request_text(panel.stored["messages"])
         plan = plan_merger(candidates, snapshot, request, answers, self.rng, time.time())
         if plan.alias is None:
             return Merged(
@@ -265,7 +258,7 @@ class Gateway:
             "shape": panel.shape,
             "shape_by": panel.shape_by,
             "caller": panel.caller,
-            "request": redacted_request(panel.body),
+            "request": panel.stored,
             "request_hash": panel.request_hash,
             "idempotency_key": idempotency_key,
             "skipped": reply["bench"]["skipped"],

@@ -10,6 +10,7 @@ import asyncio
 import hashlib
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +20,7 @@ from benchwarmers.bench.config import ModelView, Snapshot
 from benchwarmers.bench.ids import seat_call
 from benchwarmers.bench.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
+from benchwarmers.redaction import redact_messages
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import UpstreamFailure
 
@@ -35,7 +37,7 @@ class PreparedPanel:
     shape: str
     shape_by: str
     plan: SeatPlan
-    body: dict[str, Any]
+    stored: dict[str, Any]  # the request as it may be written down: images as placeholders
     chat: ChatBody
     content: req.Content
     estimate: int
@@ -63,6 +65,13 @@ class SeatOutcome:
 
 def request_hash(body_bytes: bytes) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
+
+
+def redacted_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The request as it may be stored: images as placeholders, nothing else changed."""
+    stored = {k: v for k, v in body.items() if k != "messages"}
+    stored["messages"] = redact_messages(body.get("messages") or [])
+    return stored
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
@@ -116,7 +125,7 @@ class Draft:
 
     @property
     def images(self) -> bool:
-        return bool(self.content.image_urls)
+        return self.content.images > 0
 
 
 def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
@@ -124,7 +133,7 @@ def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
     collection, name = resolve_collection(snapshot, body.get("model"))
     options = req.parse_options(body)
     content = req.read_content(req.check_messages(body))
-    estimate = req.estimate_tokens(content.text_chars, len(content.image_urls))
+    estimate = req.estimate_tokens(content.text_chars, content.images)
     if options.shape is not None and options.shape not in snapshot.shapes:
         raise InvalidRequest(
             f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
@@ -190,7 +199,7 @@ def seat_panel(
     shape_by: str,
     snapshot: Snapshot,
     history: Any,
-    body_bytes: bytes,
+    body_hash: str,
     caller: str,
     panel_id: str,
     now: float,
@@ -248,19 +257,26 @@ def seat_panel(
         shape=shape,
         shape_by=shape_by,
         plan=plan,
-        body=body,
+        stored=redacted_request(body),
         chat=ChatBody.from_request(body),
         content=draft.content,
         estimate=estimate,
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
-        request_hash=request_hash(body_bytes),
+        request_hash=body_hash,
         created=now,
     )
 
 
 async def call_model(
-    pool: UpstreamPool, snapshot: Snapshot, *, alias: str, call: str, kind: str, body: bytes, seat_timeout: float
+    pool: UpstreamPool,
+    snapshot: Snapshot,
+    *,
+    alias: str,
+    call: str,
+    kind: str,
+    body: bytes | Sequence[bytes],
+    seat_timeout: float,
 ) -> SeatOutcome:
     """One model call as a recorded outcome: failures become statuses, never exceptions."""
     model = snapshot.models[alias]
@@ -292,7 +308,7 @@ async def run_seat(
         alias=seat.alias,
         call=seat_call(panel.panel_id, seat.kind, seat.index),
         kind=seat.kind,
-        body=panel.chat.for_model(model_id),
+        body=panel.chat.parts_for(model_id),
         seat_timeout=seat_timeout,
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -32,10 +32,13 @@ class ModelName:
 
 @dataclass
 class Content:
-    """What the messages hold: text size and image URLs (counted once, used for estimate and seating)."""
+    """What the messages hold: text size and images (counted once, for the estimate and seating).
+
+    Only counts: keeping the URLs would keep megabytes of data URLs alive for the whole panel.
+    """
 
     text_chars: int = 0
-    image_urls: list[str] = field(default_factory=list)
+    images: int = 0
 
 
 def parse_model_name(model: Any) -> ModelName | None:
@@ -102,7 +105,7 @@ def read_content(messages: list[dict[str, Any]]) -> Content:
                 elif kind == "image_url":
                     url = _image_url(part)
                     check_image_url(url, index)
-                    content.image_urls.append(url)
+                    content.images += 1
     return content
 
 

@@ -74,14 +74,16 @@ async def chat_completions(request: Request) -> Response:
     gateway = bench.gateway
     caller = await caller_for(request)  # before reading: a refused caller gets no 20 MB read
     raw = await read_body(request)
-    body = parse_json_object(raw)
+    body, body_hash = parse_json_object(raw), request_hash(raw)
+    del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
     idempotency_key = request.headers.get("idempotency-key") or None
     retry = request.headers.get("x-stainless-retry-count", "0")
     if idempotency_key or (retry.isdigit() and int(retry) > 0):
-        recorded = await gateway.replay(caller, request_hash(raw), idempotency_key)
+        recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
             return _answer(recorded, bool(body.get("stream")), _include_usage(body))
-    panel = await gateway.prepare(body, raw, caller, gateway.new_panel_id())
+    panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id())
+    del body
     headers = {"x-request-id": panel.panel_id}
     disconnected = asyncio.Event()
     if panel.stream:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from cryptography.fernet import Fernet, InvalidToken
+if TYPE_CHECKING:
+    from cryptography.fernet import Fernet
 
 
 class SecretBox:
@@ -16,6 +18,9 @@ class SecretBox:
         self._fernet: Fernet | None = None
 
     def _load(self) -> Fernet:
+        # Imported on first use: a bench without stored keys never pays for it (~7 MB resident).
+        from cryptography.fernet import Fernet
+
         if self._fernet is None:
             if not self.path.exists():
                 self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -35,6 +40,8 @@ class SecretBox:
 
     def decrypt(self, token: bytes) -> str | None:
         """The stored key, or None when secret.key no longer matches (say so, don't crash)."""
+        from cryptography.fernet import InvalidToken
+
         try:
             return self._load().decrypt(token).decode()
         except InvalidToken:

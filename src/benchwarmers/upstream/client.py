@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
+import aiohttp.abc
+import aiohttp.payload
 import orjson
 
 from benchwarmers import __version__
@@ -46,16 +48,16 @@ class EndpointRef:
 class ChatBody:
     """The caller's request, serialised once per panel and stamped with each seat's model.
 
-    The messages (possibly megabytes of images) are encoded once; `for_model` only splices bytes.
+    The messages (possibly megabytes of images) are encoded once and shared by every seat:
+    `parts_for` returns the body as pieces that reference them, never a copy per seat.
     """
 
-    __slots__ = ("_fields", "_messages", "_tail", "image_urls", "text_chars")
+    __slots__ = ("_fields", "_head", "_messages")
 
     def __init__(self, fields: dict[str, Any], messages: Any) -> None:
         self._fields = fields
         self._messages = b"" if messages is None else orjson.dumps(messages)
-        self._tail = self._encode_tail(fields)
-        self.text_chars, self.image_urls = _survey(messages)
+        self._head = self._encode_fields(fields)
 
     @classmethod
     def from_request(cls, body: Mapping[str, Any]) -> ChatBody:
@@ -64,50 +66,49 @@ class ChatBody:
         messages = fields.pop("messages", None)
         return cls(fields, messages)
 
-    def _encode_tail(self, fields: Mapping[str, Any]) -> bytes:
-        # Everything after `"stream":false`, closing brace included.
+    @staticmethod
+    def _encode_fields(fields: Mapping[str, Any]) -> bytes:
+        # Everything between `"stream":false` and the messages.
         rest = orjson.dumps(dict(fields))[1:-1]
-        tail = b"," + rest if rest else b""
-        if self._messages:
-            tail += b',"messages":' + self._messages
-        return tail + b"}"
+        return b"," + rest if rest else b""
 
-    def for_model(self, model_id: str, overrides: Mapping[str, Any] | None = None) -> bytes:
-        """The full JSON body for one seat: `model` first, `stream: false`.
+    def parts_for(self, model_id: str, overrides: Mapping[str, Any] | None = None) -> tuple[bytes, ...]:
+        """The JSON body for one seat as pieces: `model` first, `stream: false`, the shared messages.
 
         `overrides` replace top-level fields for this seat only (a value of None removes one).
         """
-        tail = self._tail
+        head = self._head
         if overrides:
             merged = {**self._fields, **overrides}
-            tail = self._encode_tail({key: value for key, value in merged.items() if value is not None})
-        return b'{"model":' + orjson.dumps(model_id) + b',"stream":false' + tail
+            head = self._encode_fields({key: value for key, value in merged.items() if value is not None})
+        start = b'{"model":' + orjson.dumps(model_id) + b',"stream":false' + head
+        if not self._messages:
+            return (start + b"}",)
+        return (start + b',"messages":', self._messages, b"}")
+
+    def for_model(self, model_id: str, overrides: Mapping[str, Any] | None = None) -> bytes:
+        """The same body as one `bytes` (a copy: seats use `parts_for`)."""
+        return b"".join(self.parts_for(model_id, overrides))
 
 
-def _survey(messages: Any) -> tuple[int, list[str]]:
-    """Characters of text content and the image URLs, for estimates and placeholders."""
-    chars = 0
-    urls: list[str] = []
-    if not isinstance(messages, list):
-        return chars, urls
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            chars += len(content)
-            continue
-        if not isinstance(content, list):
-            continue
-        for part in content:
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") == "text" and isinstance(part.get("text"), str):
-                chars += len(part["text"])
-            elif part.get("type") == "image_url":
-                ref = part.get("image_url")
-                url = ref.get("url") if isinstance(ref, dict) else ref
-                if isinstance(url, str):
-                    urls.append(url)
-    return chars, urls
+class SplicedBody(aiohttp.payload.Payload):
+    """A request body sent from shared pieces in slices, so no seat holds its own copy of it."""
+
+    _SLICE = 256 * 1024
+
+    def __init__(self, parts: Sequence[bytes]) -> None:
+        super().__init__(parts, content_type="application/json")
+        self._parts = tuple(parts)
+        self._size = sum(len(part) for part in self._parts)
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return b"".join(self._parts).decode(encoding, errors)
+
+    async def write(self, writer: aiohttp.abc.AbstractStreamWriter) -> None:
+        for part in self._parts:
+            view = memoryview(part)
+            for start in range(0, len(view), self._SLICE):
+                await writer.write(view[start : start + self._SLICE])
 
 
 @dataclass
@@ -159,9 +160,7 @@ def _text_answer(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
+        return "".join(part["text"] for part in content if isinstance(part, dict) and isinstance(part.get("text"), str))
     return str(content)
 
 
@@ -194,9 +193,7 @@ def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
         )
     if choice.get("error"):
         # OpenRouter reports a provider failure inside the choice.
-        raise classify_response(
-            reply.status, reply.headers, orjson.dumps({"error": choice["error"]}), secrets
-        )
+        raise classify_response(reply.status, reply.headers, orjson.dumps({"error": choice["error"]}), secrets)
     message = choice.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage")
@@ -236,10 +233,11 @@ class UpstreamPool:
 
     # The timeout is enforced inside with asyncio.timeout (covering the wait for a slot), so
     # callers pass a number rather than wrapping the call themselves.
-    async def chat(self, endpoint: EndpointRef, body: bytes, timeout: float) -> ChatResult:  # noqa: ASYNC109
+    async def chat(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
         """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
         url = endpoint.base_url.rstrip("/") + "/chat/completions"
-        reply = await self._exchange(endpoint, "POST", url, body, timeout, send_key=True)
+        content = body if isinstance(body, bytes) else SplicedBody(body)
+        reply = await self._exchange(endpoint, "POST", url, content, timeout, send_key=True)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
@@ -276,7 +274,7 @@ class UpstreamPool:
         endpoint: EndpointRef,
         method: str,
         url: str,
-        content: bytes | None,
+        content: bytes | SplicedBody | None,
         timeout: float,  # noqa: ASYNC109
         *,
         send_key: bool,
