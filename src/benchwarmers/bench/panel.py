@@ -63,7 +63,7 @@ class SeatOutcome:
     headers: dict[str, str] = field(default_factory=dict)
 
 
-def request_hash(body_bytes: bytes) -> str:
+def request_hash(body_bytes: bytes | bytearray) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
 
 
