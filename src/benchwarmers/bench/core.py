@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from benchwarmers.bench.config import Snapshot, load_snapshot
 from benchwarmers.bench.signal import ConfigSignal, Stamp
 from benchwarmers.settings import Settings
-from benchwarmers.store import calls
+from benchwarmers.store import calls, roster
 from benchwarmers.store.changes import CHANGED, config_version
 from benchwarmers.store.db import create_engine, create_write_engine, migrate
 from benchwarmers.store.secrets import SecretBox
@@ -41,6 +41,7 @@ class Bench:
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
         self.history = History()
+        self.streaking: set[int] = set()  # models whose failure streak is above zero
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = asyncio.Lock()
         self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
@@ -60,6 +61,8 @@ class Bench:
         self.write_engine = create_write_engine(self.settings.db_url, self.engine)
         await migrate(self.write_engine)
         await self.reload_history()
+        async with self.read() as conn:
+            self.streaking = await roster.streaking_models(conn)
         return self
 
     async def close(self) -> None:
@@ -133,6 +136,8 @@ class Bench:
     async def fresh_history(self) -> History:
         if time.time() - self.history.loaded_at > HISTORY_TTL:
             await self.reload_history()
+        async with self.read() as conn:
+            self.streaking = await roster.streaking_models(conn)
         return self.history
 
     def public_base_url(self) -> str:

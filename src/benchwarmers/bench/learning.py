@@ -113,7 +113,11 @@ async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mappin
 
 
 async def learn_from_seats(
-    conn: AsyncConnection, snapshot: Snapshot, outcomes: Sequence[SeatOutcome], now: float
+    conn: AsyncConnection,
+    snapshot: Snapshot,
+    outcomes: Sequence[SeatOutcome],
+    now: float,
+    streaking: set[int] | None = None,
 ) -> None:
     """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks."""
     failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
@@ -131,6 +135,8 @@ async def learn_from_seats(
         failure = outcome.failure
         rate_limited = failure is not None and failure.kind is FailureKind.rate_limited
         streak, limited = await _count_failure(conn, model.pk, outcome.error, rate_limited)
+        if streaking is not None:
+            streaking.add(model.pk)
         if rate_limited:
             assert failure is not None
             until = now + cooldown_seconds(failure.retry_after, limited)
@@ -166,4 +172,8 @@ async def learn_from_seats(
                 f"{outcome.error or 'empty answer'}",
                 now=now,
             )
+    if streaking is not None:
+        # Only models known to be on a streak need the reset (spares a write on every panel).
+        answered = [pk for pk in answered if pk in streaking]
+        streaking.difference_update(answered)
     await _recovered(conn, answered)

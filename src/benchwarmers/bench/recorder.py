@@ -72,7 +72,7 @@ class Recorder:
             if rows:
                 await conn.execute(seats.insert(), rows)
             for pending in batch:
-                await learn_from_seats(conn, snapshot, pending.outcomes, pending.now)
+                await learn_from_seats(conn, snapshot, pending.outcomes, pending.now, self.bench.streaking)
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():

@@ -63,6 +63,12 @@ async def models_of_endpoint(conn: AsyncConnection, endpoint_id: int) -> list[di
     return [dict(r._mapping) for r in rows]
 
 
+async def streaking_models(conn: AsyncConnection) -> set[int]:
+    """Models on a failure or rate-limit streak (their next answer resets it)."""
+    query = select(models.c.id).where((models.c.failure_streak > 0) | (models.c.rate_limited_streak > 0))
+    return {row[0] for row in await conn.execute(query)}
+
+
 async def insert_model(conn: AsyncConnection, *, alias: str, endpoint_id: int, model_id: str) -> int:
     now = time.time()
     result = await conn.execute(
