@@ -61,8 +61,6 @@ class Bench:
         self.write_engine = create_write_engine(self.settings.db_url, self.engine)
         await migrate(self.write_engine)
         await self.reload_history()
-        async with self.read() as conn:
-            self.streaking = await roster.streaking_models(conn)
         return self
 
     async def close(self) -> None:
@@ -132,12 +130,11 @@ class Bench:
                 counts=await calls.verdict_counts(conn),
                 loaded_at=time.time(),
             )
+            self.streaking = await roster.streaking_models(conn)
 
     async def fresh_history(self) -> History:
         if time.time() - self.history.loaded_at > HISTORY_TTL:
             await self.reload_history()
-        async with self.read() as conn:
-            self.streaking = await roster.streaking_models(conn)
         return self.history
 
     def public_base_url(self) -> str:

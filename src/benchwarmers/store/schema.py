@@ -172,7 +172,6 @@ seats = Table(
     Column("caller", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Index("ix_seats_panel", "panel_id"),
-    Index("ix_seats_alias_shape_created", "alias", "shape", "created_at"),
     # The dashboard's counts read these instead of the rows (migration 0002).
     Index("ix_seats_status_seat_call", "status", "seat", "call"),
     Index("ix_seats_alias_shape_seat_status_created", "alias", "shape", "seat", "status", "created_at"),

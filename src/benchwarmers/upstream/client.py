@@ -34,6 +34,8 @@ from benchwarmers.upstream.failures import (
 
 # A reply bigger than this is not an answer anyone will read; stop before memory suffers.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
+# Bodies above this are sent from their shared pieces; below it a copy costs less than slicing.
+SPLICE_FROM = 256 * 1024
 _DROPPED_FIELDS = frozenset({"model", "stream", "stream_options", "bench"})
 
 
@@ -236,7 +238,12 @@ class UpstreamPool:
     async def chat(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
         """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
         url = endpoint.base_url.rstrip("/") + "/chat/completions"
-        content = body if isinstance(body, bytes) else SplicedBody(body)
+        if isinstance(body, bytes):
+            content: bytes | SplicedBody = body
+        elif sum(len(part) for part in body) > SPLICE_FROM:
+            content = SplicedBody(body)
+        else:
+            content = b"".join(body)  # small: one write of headers and body is cheaper
         reply = await self._exchange(endpoint, "POST", url, content, timeout, send_key=True)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
