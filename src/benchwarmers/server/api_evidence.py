@@ -16,7 +16,8 @@ from benchwarmers.server.responses import json_response
 router = APIRouter()
 
 
-def _days(raw: str | None) -> float | None:
+def days_param(raw: str | None) -> float | None:
+    """The `?days=` window of evidence views (the API's and the pages'); None for all time."""
     if not raw:
         return None
     try:
@@ -32,7 +33,7 @@ def _days(raw: str | None) -> float | None:
 async def get_leaderboard(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
-    days = _days(params.get("days"))
+    days = days_param(params.get("days"))
     boards = await leaderboard(request.app.state.bench, shape=params.get("shape") or None, days=days)
     return json_response({"object": "leaderboard", "days": days, "shapes": [b.public() for b in boards]})
 
@@ -40,5 +41,5 @@ async def get_leaderboard(request: Request) -> Response:
 @router.get("/api/reports")
 async def get_reports(request: Request) -> Response:
     await admin_for(request)
-    days = _days(request.query_params.get("days")) or REPORT_DAYS
+    days = days_param(request.query_params.get("days")) or REPORT_DAYS
     return json_response({"object": "reports", **await honesty_report(request.app.state.bench, days)})

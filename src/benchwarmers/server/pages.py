@@ -29,8 +29,8 @@ from benchwarmers.bench import discover as bench_discover
 from benchwarmers.bench.presets import PRESETS
 from benchwarmers.bench.standings import standings
 from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, asset_version, views
-from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.api_admin import collection_views, min_window
+from benchwarmers.server.api_evidence import days_param
 from benchwarmers.server.auth import access, admin_for
 from benchwarmers.store.changes import list_changes
 from benchwarmers.upstream.listings import KINDS
@@ -142,23 +142,11 @@ async def models_page(request: Request) -> Response:
     )
 
 
-def _days(raw: str | None) -> float | None:
-    if not raw:
-        return None
-    try:
-        days = float(raw)
-    except ValueError:
-        days = math.nan
-    if not math.isfinite(days) or days <= 0:
-        raise InvalidRequest("days must be a positive number", param="days")
-    return days
-
-
 @router.get("/leaderboard")
 async def leaderboard_page(request: Request) -> Response:
     await admin_for(request)
     bench = request.app.state.bench
-    days = _days(request.query_params.get("days"))
+    days = days_param(request.query_params.get("days"))
     return render(
         request,
         "leaderboard.html",
