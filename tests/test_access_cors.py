@@ -14,6 +14,7 @@ import pytest
 from benchwarmers.bench.keys import Keys
 from benchwarmers.server.cors import allowed_headers
 from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
+from tests.browser import launch, require_chromium
 from tests.test_gateway_panels import collection
 
 APP = "http://app.example"
@@ -145,17 +146,6 @@ def test_without_allowed_origins_nothing_is_added(bench_with_roster):
 
 # -- a real browser -------------------------------------------------------------------------------
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGE = b"<!doctype html><html><head><title>app</title></head><body>app</body></html>"
 # What a browser app does: the OpenAI JS SDK's headers force a preflight, then the call.
 CALL = """async ([url, key]) => {
@@ -203,8 +193,7 @@ def page_origins() -> Iterator[tuple[str, str]]:
 
 @pytest.mark.browser
 def test_a_page_on_an_allowed_origin_calls_the_gateway_and_another_is_blocked(tmp_path, fake, page_origins):
-    if not CHROMIUM.exists():
-        pytest.skip("/usr/bin/chromium is absent (apt-get install chromium)")
+    require_chromium()
     from playwright.sync_api import sync_playwright  # a test dependency: installed whenever chromium is
 
     allowed, other = page_origins
@@ -216,7 +205,7 @@ def test_a_page_on_an_allowed_origin_calls_the_gateway_and_another_is_blocked(tm
         url = f"{server.v1}/chat/completions"
         fake.clear()
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+            browser = launch(playwright)
             try:
                 page = browser.new_page()
                 page.goto(f"{allowed}/")

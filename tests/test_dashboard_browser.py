@@ -7,7 +7,6 @@ no `asyncio.run` set-up here). A screenshot of each page is saved under test-out
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,23 +19,13 @@ from openai import OpenAI
 
 from benchwarmers.dashboard import THEMES
 from tests.benchserver import BenchServer, listed
+from tests.browser import launch, require_chromium
 from tests.fakes.upstream import FakeUpstream
 from tests.gateway_fixtures import ROSTER
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
 SHOTS = Path(__file__).resolve().parents[1] / "test-output" / "screenshots"
-LAUNCH_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TOKEN = "admin-token-for-browser-tests-4b1c"
 PAGES = {"collections": "/", "models": "/models", "leaderboard": "/leaderboard", "discover": "/discover",
          "settings": "/settings"}  # fmt: skip
@@ -48,14 +37,11 @@ HOSTILE = (
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing: CI installs Debian's chromium (.ci/run) for the browser tests")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); CI runs these tests")
+    require_chromium()
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+        launched = launch(playwright)
         try:
             yield launched
         finally:
