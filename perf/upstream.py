@@ -13,8 +13,6 @@ per-endpoint cap on calls in flight does not stand in front of its own cost (see
 from __future__ import annotations
 
 import argparse
-import asyncio
-import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.fakes.upstream import FakeUpstream  # noqa: E402
+from tests.fakes.upstream import FakeUpstream, run_forever  # noqa: E402
 
 # Eight families, so a 3-member collection can seat two explorers of families of their own.
 MODELS = (
@@ -69,14 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     fake = FakeUpstream(args.port, default_latency=args.latency, record=False)
     for endpoint in range(1, args.endpoints + 1):
         fake.listing(f"/e{endpoint}/v1/models", listing(endpoint_models(endpoint, args.endpoints)))
-    try:
-        import uvloop
-
-        runner: Any = uvloop.run
-    except ImportError:
-        runner = asyncio.run
-    with contextlib.suppress(KeyboardInterrupt):
-        runner(fake.serve_forever())
+    run_forever(fake)
 
 
 if __name__ == "__main__":

@@ -515,9 +515,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before every answer")
     parser.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
     args = parser.parse_args(argv)
-    fake = FakeUpstream(
-        args.port, host=args.host, default_latency=args.latency, require_key=args.require_key, record=False
+    run_forever(
+        FakeUpstream(
+            args.port, host=args.host, default_latency=args.latency, require_key=args.require_key, record=False
+        )
     )
+
+
+def run_forever(fake: FakeUpstream) -> None:
+    """Serve in the foreground until interrupted (load tests run the fake in its own process)."""
     try:
         # Optional speed-up for load tests; plain asyncio works too.
         import uvloop
