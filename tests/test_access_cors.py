@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from benchwarmers.bench.keys import Keys
+from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.server.cors import allowed_headers
 from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.browser import launch, require_chromium

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin.keys import MISSING, NOT_A_KEY, NOT_BEARER, Keys, bearer_token, hash_key, new_key
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.keys import MISSING, NOT_A_KEY, NOT_BEARER, Keys, bearer_token, hash_key, new_key
 from benchwarmers.cli.app import app
 from benchwarmers.errors import Unauthorized
 from benchwarmers.store.changes import list_changes

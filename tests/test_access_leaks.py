@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.keys import Keys
 from benchwarmers.cli.app import app as cli
 from benchwarmers.cli.verdicts import ExportKind
 from benchwarmers.store.schema import panels, seats

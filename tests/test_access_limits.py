@@ -18,7 +18,7 @@ import pytest
 from openai import OpenAI
 from typer.testing import CliRunner
 
-from benchwarmers.bench.keys import Keys
+from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.cli.app import app
 from benchwarmers.errors import RateLimited
 from benchwarmers.server.body import TOO_LARGE

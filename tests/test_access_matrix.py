@@ -16,7 +16,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from benchwarmers.bench.keys import Keys
+from benchwarmers.bench.admin.keys import Keys
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 

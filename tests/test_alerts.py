@@ -10,7 +10,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench import alerts as bench_alerts
+from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.benchserver import BenchServer, add_fake_endpoint, listed

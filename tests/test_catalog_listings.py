@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.refresh import refresh_endpoint
+from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "listings"

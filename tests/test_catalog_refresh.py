@@ -12,7 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.refresh import SourceResult, models_dev_cache, refresh_all
+from benchwarmers.bench.upkeep.refresh import SourceResult, models_dev_cache, refresh_all
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from tests.test_catalog_precedence import OR_ID, entry

@@ -6,8 +6,8 @@ from __future__ import annotations
 import httpx2
 
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.evidence import leaderboard
-from benchwarmers.bench.standings import standings
+from benchwarmers.bench.evidence.board import leaderboard
+from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.store import calls, counts
 from tests.test_gateway_panels import ask, collection
 

@@ -7,8 +7,7 @@ import random
 
 import pytest
 
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.evidence import (
+from benchwarmers.bench.evidence.board import (
     build_board,
     check_shape,
     evidence_line,
@@ -18,7 +17,8 @@ from benchwarmers.bench.evidence import (
     since_days,
     standing_of,
 )
-from benchwarmers.bench.stats import Judged, bootstrap_bt, bradley_terry, pairwise_outcomes
+from benchwarmers.bench.evidence.stats import Judged, bootstrap_bt, bradley_terry, pairwise_outcomes
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import InvalidRequest
 
 

@@ -10,10 +10,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench import evidence
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.gateway import Caller
-from benchwarmers.bench.stats import bootstrap_bt, bradley_terry
+from benchwarmers.bench.evidence import board as evidence
+from benchwarmers.bench.evidence.stats import bootstrap_bt, bradley_terry
+from benchwarmers.bench.panels.service import Caller
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.benchserver import BenchServer

@@ -11,8 +11,8 @@ import httpx2
 import pytest
 from mcp import Client
 
+from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.keys import Keys
 from benchwarmers.mcp import create_server
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls

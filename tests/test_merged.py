@@ -6,8 +6,8 @@ import random
 
 import httpx2
 
-from benchwarmers.bench.evidence import set_role
-from benchwarmers.bench.merge import merger_candidates, merger_messages
+from benchwarmers.bench.evidence.board import set_role
+from benchwarmers.bench.panels.merge import merger_candidates, merger_messages
 from tests.test_gateway_panels import ask, collection
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.bench.config import ModelView, Snapshot
-from benchwarmers.bench.reports import (
+from benchwarmers.bench.evidence.reports import (
     _compare,
     bench_vs_best,
     build_report,
@@ -15,6 +14,7 @@ from benchwarmers.bench.reports import (
     two_proportion_z,
     verdicts_by_key,
 )
+from benchwarmers.bench.snapshot import ModelView, Snapshot
 from tests.test_evidence import row
 
 

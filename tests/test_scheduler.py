@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.refresh import refresh_all
-from benchwarmers.bench.scheduler import DAY, MAX_NAP, RETRY_AFTER_ERROR, CatalogScheduler
+from benchwarmers.bench.upkeep.refresh import refresh_all
+from benchwarmers.bench.upkeep.scheduler import DAY, MAX_NAP, RETRY_AFTER_ERROR, CatalogScheduler
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import list_changes
 from tests.test_catalog_precedence import OR_ID, entry

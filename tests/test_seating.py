@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchwarmers.bench.seating import (
+from benchwarmers.bench.panels.seating import (
     Candidate,
     Seat,
     SeatPlan,

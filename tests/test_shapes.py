@@ -7,7 +7,7 @@ import time
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.shapes import chat_body, choice_body, parse_chat_answer, parse_choice_answer
+from benchwarmers.bench.panels.shapes import chat_body, choice_body, parse_chat_answer, parse_choice_answer
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from tests.test_gateway_panels import ask, collection

@@ -11,8 +11,8 @@ from __future__ import annotations
 import random
 from collections import Counter
 
-from benchwarmers.bench.seating import Candidate, plan_seats
-from benchwarmers.bench.stats import SETTLED_FROM, Cell
+from benchwarmers.bench.evidence.stats import SETTLED_FROM, Cell
+from benchwarmers.bench.panels.seating import Candidate, plan_seats
 
 FAMILIES = ["alpha", "beta", "gamma", "delta", "omega"]
 MODELS = [f"{family}-{i}" for family in FAMILIES for i in range(4)]

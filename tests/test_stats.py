@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from benchwarmers.bench.stats import (
+from benchwarmers.bench.evidence.stats import (
     Cell,
     Judged,
     bootstrap_bt,

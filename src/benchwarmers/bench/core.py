@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from benchwarmers.bench.config import Snapshot, load_snapshot
-from benchwarmers.bench.signal import ConfigSignal, Stamp
+from benchwarmers.bench.config_signal import ConfigSignal, Stamp
+from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls, roster
 from benchwarmers.store.changes import CHANGED, config_version
@@ -47,8 +47,8 @@ class Bench:
         self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
         self._stamp: Stamp = None
         self._checked_at = 0.0
-        from benchwarmers.bench.admin import Admin
-        from benchwarmers.bench.gateway import Gateway
+        from benchwarmers.bench.admin.service import Admin
+        from benchwarmers.bench.panels.service import Gateway
 
         self.admin = Admin(self)
         self.gateway = Gateway(self)

@@ -8,7 +8,7 @@ from benchwarmers import __version__
 from benchwarmers.cli import (
     ask,
     catalog,
-    collections,
+    collection,
     endpoints,
     evidence,
     gateway,
@@ -37,7 +37,7 @@ app.add_typer(evidence.roles, name="role")
 app.command("mcp")(mcp.mcp)
 app.add_typer(endpoints.app, name="endpoint")
 app.add_typer(models.app, name="model")
-app.add_typer(collections.app, name="collection")
+app.add_typer(collection.app, name="collection")
 app.add_typer(keys.app, name="key")
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(shapes.shapes_app, name="shape")

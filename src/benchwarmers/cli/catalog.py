@@ -8,10 +8,10 @@ from typing import Any
 
 import typer
 
-from benchwarmers.bench import alerts as bench_alerts
-from benchwarmers.bench import discover as bench_discover
+from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.refresh import SourceResult, refresh_all
+from benchwarmers.bench.upkeep import discover as bench_discover
+from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import typer
 
+from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.presets import PRESETS, endpoint_options
 from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.upstream.failures import UpstreamFailure

@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 
-from benchwarmers.bench import evidence
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.reports import REPORT_DAYS, honesty_report
+from benchwarmers.bench.evidence import board as evidence
+from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 import typer
 
-from benchwarmers.bench.config import ModelView
+from benchwarmers.bench.admin.presets import PRESETS, Preset, preset
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.presets import PRESETS, Preset, preset
-from benchwarmers.bench.refresh import describe, refresh_endpoint
+from benchwarmers.bench.snapshot import ModelView
+from benchwarmers.bench.upkeep.refresh import describe, refresh_endpoint
 from benchwarmers.cli.common import console, with_bench
 from benchwarmers.errors import BenchError
 from benchwarmers.upstream.client import EndpointRef

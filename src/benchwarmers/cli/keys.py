@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 import typer
 
+from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.keys import Keys
 from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
 
 app = typer.Typer(help="Gateway keys: who may call the bench when keys are required.", no_args_is_help=True)

@@ -11,8 +11,8 @@ import orjson
 import typer
 
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.evidence import evidence_line
-from benchwarmers.bench.gateway import Caller
+from benchwarmers.bench.evidence.board import evidence_line
+from benchwarmers.bench.panels.service import Caller
 from benchwarmers.cli.common import console, fail, with_bench
 from benchwarmers.store import calls
 from benchwarmers.store import evidence as evidence_rows

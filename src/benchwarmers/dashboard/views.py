@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from benchwarmers.bench.evidence import Standing
+from benchwarmers.bench.evidence.board import Standing
 
 CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
 CHANGE_TEXT = 160  # characters of a before/after value shown in the changes log

@@ -12,17 +12,17 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from benchwarmers.bench import alerts as bench_alerts
-from benchwarmers.bench import discover as bench_discover
-from benchwarmers.bench.collections import explorer_seats
-from benchwarmers.bench.presets import endpoint_options
+from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import BenchError, InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.gateway_routes import together
 from benchwarmers.server.responses import json_response
 from benchwarmers.store.changes import list_changes
-from benchwarmers.store.settings import GATEWAY_DEFAULTS
+from benchwarmers.store.gateway_settings import GATEWAY_DEFAULTS
 from benchwarmers.upstream.failures import UpstreamFailure
 
 router = APIRouter()

@@ -7,8 +7,8 @@ import math
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from benchwarmers.bench.evidence import leaderboard
-from benchwarmers.bench.reports import REPORT_DAYS, honesty_report
+from benchwarmers.bench.evidence.board import leaderboard
+from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.responses import json_response

@@ -19,7 +19,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from benchwarmers.bench.gateway import Caller
+from benchwarmers.bench.panels.service import Caller
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body

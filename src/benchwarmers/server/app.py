@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.core import Bench
-from benchwarmers.bench.scheduler import CatalogScheduler
+from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.server import (
     api_admin,
     api_evidence,

@@ -24,8 +24,8 @@ from urllib.parse import quote, urlsplit
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from benchwarmers.bench.gateway import Caller
-from benchwarmers.bench.keys import CHALLENGE, Keys, bearer_token
+from benchwarmers.bench.admin.keys import CHALLENGE, Keys, bearer_token
+from benchwarmers.bench.panels.service import Caller
 from benchwarmers.errors import Forbidden, Unauthorized
 from benchwarmers.server.ratelimit import RateLimits
 from benchwarmers.settings import Settings, is_loopback, origin_of

@@ -9,10 +9,10 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response, StreamingResponse
 
-from benchwarmers.bench.collections import explorer_seats
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.panel import request_hash
-from benchwarmers.bench.reply import stream_chunks
+from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.panels.prepare import request_hash
+from benchwarmers.bench.panels.reply import stream_chunks
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.responses import json_response

@@ -24,10 +24,10 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from benchwarmers import __version__
-from benchwarmers.bench import alerts as bench_alerts
-from benchwarmers.bench import discover as bench_discover
-from benchwarmers.bench.presets import PRESETS
-from benchwarmers.bench.standings import standings
+from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.evidence.standings import standings
+from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, asset_version, views
 from benchwarmers.server.api_admin import collection_views, min_window
 from benchwarmers.server.api_evidence import days_param

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from benchwarmers.bench.collections import suggest
-from benchwarmers.bench.gateway import Caller
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.panels.service import Caller
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from benchwarmers.store import keys as key_rows
 from benchwarmers.store.changes import record_change

@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.evidence import Standing, board_shapes, primary_for, rank_key, since_days
-from benchwarmers.bench.stats import maturity, wilson
+from benchwarmers.bench.evidence.board import Standing, board_shapes, primary_for, rank_key, since_days
+from benchwarmers.bench.evidence.stats import maturity, wilson
 from benchwarmers.store import counts
 
 if TYPE_CHECKING:

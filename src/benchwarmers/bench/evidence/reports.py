@@ -28,9 +28,9 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.evidence import board_shapes, pickable, since_days, standing_of
-from benchwarmers.bench.stats import router_pick, wilson
+from benchwarmers.bench.evidence.board import board_shapes, pickable, since_days, standing_of
+from benchwarmers.bench.evidence.stats import router_pick, wilson
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store import evidence as store
 
 if TYPE_CHECKING:

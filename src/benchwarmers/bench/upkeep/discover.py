@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from benchwarmers.bench.collections import close_matches
-from benchwarmers.bench.presets import for_provider
-from benchwarmers.bench.refresh import catalog_of
+from benchwarmers.bench.admin.collection_rules import close_matches
+from benchwarmers.bench.admin.presets import for_provider
+from benchwarmers.bench.upkeep.refresh import catalog_of
 from benchwarmers.catalog.facts import listed_facts
 from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id, provider_for
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
@@ -25,8 +25,8 @@ from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.config import EndpointView, Snapshot
     from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.snapshot import EndpointView, Snapshot
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
 _LOCAL_KINDS = frozenset({"ollama", "lmstudio"})

@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.refresh import last_refresh, refresh_all
+from benchwarmers.bench.upkeep.refresh import last_refresh, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import typer
 
-from benchwarmers.bench.collections import explorer_seats
+from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.core import Bench
 from benchwarmers.cli.common import console, fail, print_json, table, with_bench
 

@@ -11,12 +11,12 @@ import asyncio
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.learning import learn_from_seats
+from benchwarmers.bench.evidence.learning import learn_from_seats
 from benchwarmers.store.schema import panels, seats
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core import Bench
-    from benchwarmers.bench.panel import SeatOutcome
+    from benchwarmers.bench.panels.prepare import SeatOutcome
 
 
 @dataclass

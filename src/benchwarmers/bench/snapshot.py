@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
-from benchwarmers.store import collections as collection_rows
+from benchwarmers.store import collection_rows as collection_rows
 from benchwarmers.store import decisions as decision_rows
+from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
-from benchwarmers.store import settings as setting_rows
 from benchwarmers.store.changes import config_version
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import EndpointRef

@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwarmers.bench import requests as req
-from benchwarmers.bench.collections import catalogue, close_matches
-from benchwarmers.bench.config import ModelView, Snapshot
-from benchwarmers.bench.ids import seat_call
-from benchwarmers.bench.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
+from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
+from benchwarmers.bench.panels import parse as req
+from benchwarmers.bench.panels.ids import seat_call
+from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
+from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_messages
 from benchwarmers.upstream.client import ChatBody, UpstreamPool

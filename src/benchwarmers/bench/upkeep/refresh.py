@@ -20,15 +20,15 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.bench.collections import suggest
-from benchwarmers.bench.config import endpoint_key
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.snapshot import endpoint_key
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
 from benchwarmers.errors import NotFound
 from benchwarmers.settings import Settings
 from benchwarmers.store import alerts as alert_rows
+from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
-from benchwarmers.store import settings as setting_rows
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.schema import endpoints, model_facts, models
 from benchwarmers.upstream.client import EndpointRef

@@ -22,8 +22,8 @@ from benchwarmers.upstream.failures import FailureKind
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.config import ModelView, Snapshot
-    from benchwarmers.bench.panel import SeatOutcome
+    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.snapshot import ModelView, Snapshot
 
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0

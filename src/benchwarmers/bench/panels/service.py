@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.evidence import primary_for
-from benchwarmers.bench.ids import PanelIds, seat_call
-from benchwarmers.bench.merge import merger_candidates, plan_merger
-from benchwarmers.bench.panel import (
+from benchwarmers.bench.evidence.board import primary_for
+from benchwarmers.bench.panels.ids import PanelIds, seat_call
+from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
+from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.bench.panels.prepare import (
     PreparedPanel,
     SeatOutcome,
     call_model,
@@ -23,8 +23,8 @@ from benchwarmers.bench.panel import (
     run_seats,
     seat_panel,
 )
-from benchwarmers.bench.recorder import Recorder
-from benchwarmers.bench.reply import (
+from benchwarmers.bench.panels.record import Recorder
+from benchwarmers.bench.panels.reply import (
     completion,
     render_markdown,
     render_merged,
@@ -32,8 +32,8 @@ from benchwarmers.bench.reply import (
     sum_usage,
     verdict_hint,
 )
-from benchwarmers.bench.requests import request_text
-from benchwarmers.bench.shapes import Shapes
+from benchwarmers.bench.panels.shapes import Shapes
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls

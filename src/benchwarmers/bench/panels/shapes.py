@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.collections import suggest
-from benchwarmers.bench.panel import Draft, SeatOutcome, explorers_to_fill
-from benchwarmers.bench.requests import request_text
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.store import decisions as decision_rows
-from benchwarmers.store import settings as setting_rows
+from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import UpstreamFailure
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.config import ModelView, Snapshot
     from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.snapshot import ModelView, Snapshot
 
 MIN_CONFIDENCE = 0.6
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")

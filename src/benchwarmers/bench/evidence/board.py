@@ -27,10 +27,18 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.collections import suggest
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.stats import Cell, Judged, bootstrap_bt, bradley_terry, pairwise_outcomes, router_pick, wilson
-from benchwarmers.bench.stats import maturity as maturity_of
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.evidence.stats import (
+    Cell,
+    Judged,
+    bootstrap_bt,
+    bradley_terry,
+    pairwise_outcomes,
+    router_pick,
+    wilson,
+)
+from benchwarmers.bench.evidence.stats import maturity as maturity_of
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import evidence as store
 from benchwarmers.store.changes import record_change

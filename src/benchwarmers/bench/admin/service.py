@@ -7,12 +7,12 @@ import time
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from benchwarmers.bench import refresh
-from benchwarmers.bench.collections import suggest, validate_collection
+from benchwarmers.bench.admin.collection_rules import suggest, validate_collection
+from benchwarmers.bench.upkeep import refresh
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
-from benchwarmers.store import collections as collection_rows
+from benchwarmers.store import collection_rows as collection_rows
+from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
-from benchwarmers.store import settings as setting_rows
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.listings import KINDS
 

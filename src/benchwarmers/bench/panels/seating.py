@@ -9,7 +9,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchwarmers.bench.stats import thompson_draw
+from benchwarmers.bench.evidence.stats import thompson_draw
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwarmers.bench.config import Snapshot
-from benchwarmers.bench.requests import estimate_tokens
+from benchwarmers.bench.panels.parse import estimate_tokens
+from benchwarmers.bench.snapshot import Snapshot
 
 MERGER_INSTRUCTIONS = (
     "Several models answered the same request. Write one reply that reconciles their answers:\n"
