@@ -96,17 +96,13 @@ def add_fake_endpoint(
     fake.listing("/v1/models", {"object": "list", "data": models})
 
     async def setup(bench: Bench) -> None:
-        await bench.admin.add_endpoint(
-            name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier
-        )
+        await bench.admin.add_endpoint(name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier)
         await bench.admin.refresh_endpoint(name)
 
     server.admin(setup)
 
 
-def listed(
-    model_id: str, window: int | None = 32_000, *, vision: bool = False, free: bool = True
-) -> dict[str, Any]:
+def listed(model_id: str, window: int | None = 32_000, *, vision: bool = False, free: bool = True) -> dict[str, Any]:
     """One OpenRouter-style listing entry."""
     entry: dict[str, Any] = {
         "id": model_id,

@@ -46,7 +46,8 @@ def test_ask_explains_refusals_and_a_missing_bench(bench_with_roster, monkeypatc
     assert refused.exit_code == 1
     assert refused.output == (
         "error: 404: collection bench/none does not exist. No collections exist yet: create one with "
-        "`benchwarmers collection add`.\n")
+        "`benchwarmers collection add`.\n"
+    )
     monkeypatch.setenv("BENCHWARMERS_URL", f"http://127.0.0.1:{free_port()}")
     down = CliRunner().invoke(app, ["ask", "bench/none", "hi"])
     assert down.exit_code == 1
@@ -56,8 +57,12 @@ def test_ask_explains_refusals_and_a_missing_bench(bench_with_roster, monkeypatc
 def test_serve_answers_healthz_and_migrates_on_start(tmp_path):
     port = free_port()
     env = {**os.environ, "BENCHWARMERS_HOME": str(tmp_path / "home")}
-    process = subprocess.Popen([BENCHWARMERS, "serve", "--bind", f"127.0.0.1:{port}"], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [BENCHWARMERS, "serve", "--bind", f"127.0.0.1:{port}"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 20
         while True:

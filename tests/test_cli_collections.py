@@ -24,27 +24,55 @@ def cli(tmp_path, monkeypatch, fake_upstream):
         result = runner.invoke(app, list(args))
         return result.exit_code, result.output
 
-    fake_upstream.listing("/v1/models", {"object": "list", "data": [
-        {"id": m, "context_length": 32_000} for m in ("llama-3.3-70b", "qwen3-32b", "gemma-3-27b")]})
+    fake_upstream.listing(
+        "/v1/models",
+        {
+            "object": "list",
+            "data": [{"id": m, "context_length": 32_000} for m in ("llama-3.3-70b", "qwen3-32b", "gemma-3-27b")],
+        },
+    )
     assert invoke("endpoint", "add", "p", "--base-url", fake_upstream.base_url, "--free-tier")[0] == 0
     assert invoke("endpoint", "refresh", "p")[0] == 0
     return invoke
 
 
 def test_add_list_show_edit_remove(cli, tmp_path):
-    code, out = cli("collection", "add", "reviewers", "--member", "p/llama-3.3-70b", "--member", "p/qwen3-32b",
-                    "--description", "Code review: real defects", "--tag", "code", "--tag", "review")
+    code, out = cli(
+        "collection",
+        "add",
+        "reviewers",
+        "--member",
+        "p/llama-3.3-70b",
+        "--member",
+        "p/qwen3-32b",
+        "--description",
+        "Code review: real defects",
+        "--tag",
+        "code",
+        "--tag",
+        "review",
+    )
     assert (code, out) == (0, "created bench/reviewers: 2 member(s) + 2 explorer seat(s)\n")
     code, out = cli("collection", "show", "reviewers")
     assert orjson.loads(out) == {
-        "name": "reviewers", "description": "Code review: real defects", "tags": ["code", "review"],
-        "members": ["p/llama-3.3-70b", "p/qwen3-32b"], "shape": None, "reply": "all", "merger": None,
-        "max_explorers": None, "max_calls": None}
-    assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged",
-               "--max-explorers", "1") == (0, "updated bench/reviewers\n")
+        "name": "reviewers",
+        "description": "Code review: real defects",
+        "tags": ["code", "review"],
+        "members": ["p/llama-3.3-70b", "p/qwen3-32b"],
+        "shape": None,
+        "reply": "all",
+        "merger": None,
+        "max_explorers": None,
+        "max_calls": None,
+    }
+    assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
+        0,
+        "updated bench/reviewers\n",
+    )
     listed = orjson.loads(cli("collection", "list", "--json")[1])
     assert [(c["name"], c["shape"], c["reply"], c["max_explorers"]) for c in listed] == [
-        ("reviewers", "review", "merged", 1)]
+        ("reviewers", "review", "merged", 1)
+    ]
     table = cli("collection", "list")[1]
     assert "bench/reviewers" in table and "p/llama-3.3-70b, p/qwen3-32b" in table
     assert cli("collection", "remove", "reviewers") == (0, "removed bench/reviewers\n")
@@ -55,34 +83,68 @@ def test_add_list_show_edit_remove(cli, tmp_path):
             return [(c["subject"], c["name"], c["action"]) for c in await list_changes(conn, subject="collection")]
 
     assert asyncio.run(log()) == [
-        ("collection", "reviewers", "delete"), ("collection", "reviewers", "update"),
-        ("collection", "reviewers", "create")]
+        ("collection", "reviewers", "delete"),
+        ("collection", "reviewers", "update"),
+        ("collection", "reviewers", "create"),
+    ]
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["Bad_Name", "--member", "p/qwen3-32b"],
-     "collection name 'Bad_Name' is not valid: use lower-case letters, digits and '-' (at most 64)"),
-    (["ok", "--member", "p/qwen3-32b", "--description", "x" * 301],
-     "description is 301 characters; at most 300 are allowed"),
-    (["ok", "--member", "p/qwen3-32b", *[a for i in range(9) for a in ("--tag", f"t{i}")]],
-     "9 tags given; at most 8 are allowed"),
-    (["ok", "--member", "p/qwen3-32b", "--tag", "Two Words"],
-     "tag 'Two Words' is not one lower-case word (letters, digits, '-')"),
-    (["ok", "--member", "qwen3-32b"],
-     "member 'qwen3-32b' is not on the roster. Did you mean p/qwen3-32b? See `benchwarmers model list`."),
-    (["ok"], "a collection needs at least one member (--member ALIAS)"),
-    (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all' or 'merged', not 'some'"),
-    (["ok", "--member", "p/qwen3-32b", "--shape", "poetry"],
-     "shape 'poetry' is not known; shapes are: general, review, design, enumeration, code, writing, math, vision"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["Bad_Name", "--member", "p/qwen3-32b"],
+            "collection name 'Bad_Name' is not valid: use lower-case letters, digits and '-' (at most 64)",
+        ),
+        (
+            ["ok", "--member", "p/qwen3-32b", "--description", "x" * 301],
+            "description is 301 characters; at most 300 are allowed",
+        ),
+        (
+            ["ok", "--member", "p/qwen3-32b", *[a for i in range(9) for a in ("--tag", f"t{i}")]],
+            "9 tags given; at most 8 are allowed",
+        ),
+        (
+            ["ok", "--member", "p/qwen3-32b", "--tag", "Two Words"],
+            "tag 'Two Words' is not one lower-case word (letters, digits, '-')",
+        ),
+        (
+            ["ok", "--member", "qwen3-32b"],
+            "member 'qwen3-32b' is not on the roster. Did you mean p/qwen3-32b? See `benchwarmers model list`.",
+        ),
+        (["ok"], "a collection needs at least one member (--member ALIAS)"),
+        (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all' or 'merged', not 'some'"),
+        (
+            ["ok", "--member", "p/qwen3-32b", "--shape", "poetry"],
+            "shape 'poetry' is not known; shapes are: general, review, design, enumeration, code, writing, math, vision",
+        ),
+    ],
+)
 def test_invalid_collections_are_refused_with_what_is_wrong(cli, args, message):
     assert cli("collection", "add", *args) == (1, f"error: {message}\n")
 
 
 def test_export_and_import_round_trip_exactly(cli, tmp_path, monkeypatch, fake_upstream):
     cli("collection", "add", "a", "--member", "p/llama-3.3-70b", "--description", "first", "--tag", "x")
-    cli("collection", "add", "b", "--member", "p/qwen3-32b", "--member", "p/gemma-3-27b", "--shape", "code",
-        "--reply", "merged", "--merger", "p/llama-3.3-70b", "--max-explorers", "1", "--max-calls", "4")
+    cli(
+        "collection",
+        "add",
+        "b",
+        "--member",
+        "p/qwen3-32b",
+        "--member",
+        "p/gemma-3-27b",
+        "--shape",
+        "code",
+        "--reply",
+        "merged",
+        "--merger",
+        "p/llama-3.3-70b",
+        "--max-explorers",
+        "1",
+        "--max-calls",
+        "4",
+    )
     exported = tmp_path / "collections.json"
     assert cli("collection", "export", str(exported)) == (0, f"exported 2 collection(s) to {exported}\n")
     # A second bench with the same roster imports the file and exports the very same bytes.
@@ -97,4 +159,6 @@ def test_export_and_import_round_trip_exactly(cli, tmp_path, monkeypatch, fake_u
     broken = tmp_path / "broken.json"
     broken.write_text('{"name": "x"}')
     assert cli("collection", "import", str(broken)) == (
-        1, f"error: {broken} must hold a JSON list of collections, as `collection export` writes\n")
+        1,
+        f"error: {broken} must hold a JSON list of collections, as `collection export` writes\n",
+    )

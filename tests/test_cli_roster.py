@@ -38,26 +38,54 @@ def models_json(cli) -> dict[str, dict]:
 
 
 def test_endpoint_add_list_and_refusals(cli, fake_upstream):
-    code, out = cli("endpoint", "add", "groq", "--base-url", "https://api.groq.com/openai/v1", "--kind", "groq",
-                    "--api-key-env", "GROQ_API_KEY")
-    assert (code, out) == (0, "added endpoint groq (groq, https://api.groq.com/openai/v1, key: $GROQ_API_KEY)\n"
-                               "next: benchwarmers endpoint refresh groq\n")
-    code, out = cli("endpoint", "add", "local", "--base-url", fake_upstream.base_url + "/", "--api-key",
-                    "sk-local-secret-9876", "--free-tier")
+    code, out = cli(
+        "endpoint",
+        "add",
+        "groq",
+        "--base-url",
+        "https://api.groq.com/openai/v1",
+        "--kind",
+        "groq",
+        "--api-key-env",
+        "GROQ_API_KEY",
+    )
+    assert (code, out) == (
+        0,
+        "added endpoint groq (groq, https://api.groq.com/openai/v1, key: $GROQ_API_KEY)\n"
+        "next: benchwarmers endpoint refresh groq\n",
+    )
+    code, out = cli(
+        "endpoint",
+        "add",
+        "local",
+        "--base-url",
+        fake_upstream.base_url + "/",
+        "--api-key",
+        "sk-local-secret-9876",
+        "--free-tier",
+    )
     assert code == 0
     assert out.splitlines()[0] == f"added endpoint local (openai, {fake_upstream.base_url}, key: …9876)"
     code, out = cli("endpoint", "list", "--json")
     listed = orjson.loads(out)
     assert [(e["name"], e["kind"], e["api_key"], e["api_key_env"], e["free_tier"]) for e in listed] == [
-        ("groq", "groq", None, "GROQ_API_KEY", False), ("local", "openai", "…9876", None, True)]
+        ("groq", "groq", None, "GROQ_API_KEY", False),
+        ("local", "openai", "…9876", None, True),
+    ]
     assert "sk-local-secret" not in out
     assert cli("endpoint", "add", "groq", "--base-url", "https://x.example/v1") == (
-        1, "error: endpoint 'groq' exists already; remove it first or pick another name\n")
+        1,
+        "error: endpoint 'groq' exists already; remove it first or pick another name\n",
+    )
     assert cli("endpoint", "add", "bad", "--base-url", "api.groq.com/v1") == (
-        1, "error: base URL 'api.groq.com/v1' is not an http(s) URL such as https://api.groq.com/openai/v1\n")
+        1,
+        "error: base URL 'api.groq.com/v1' is not an http(s) URL such as https://api.groq.com/openai/v1\n",
+    )
     assert cli("endpoint", "add", "bad", "--base-url", "https://x.example/v1", "--kind", "anthropic") == (
-        1, "error: kind 'anthropic' is not known; kinds are: openai, openrouter, groq, mistral, ollama, lmstudio, "
-           "openwebui, litellm\n")
+        1,
+        "error: kind 'anthropic' is not known; kinds are: openai, openrouter, groq, mistral, ollama, lmstudio, "
+        "openwebui, litellm\n",
+    )
     assert cli("endpoint", "remove", "nope") == (1, "error: no endpoint named 'nope'.\n")
     assert cli("endpoint", "remove", "groq") == (0, "removed endpoint groq\n")
 
@@ -77,7 +105,12 @@ def test_refresh_reads_an_openrouter_listing(cli, fake_upstream):
     models = models_json(cli)
     llama = models["or/meta-llama/llama-3.3-70b-instruct:free"]
     assert (llama["context_window"], llama["output_cap"], llama["vision"], llama["free"], llama["family"]) == (
-        131072, 8192, False, True, "llama")
+        131072,
+        8192,
+        False,
+        True,
+        "llama",
+    )
     assert llama["facts"]["context_window"]["source"] == "listing"
     gemini = models["or/google/gemini-2.5-flash"]
     assert (gemini["vision"], gemini["free"], gemini["family"]) == (True, False, "gemini")
@@ -131,15 +164,29 @@ def test_refresh_of_an_unreachable_endpoint_fails_in_one_line(cli):
 
 def test_model_set_overrides_and_suggests(cli, fake_upstream):
     refresh(cli, fake_upstream, "groq", "groq", "/v1/models", fixture("groq"))
-    code, out = cli("model", "set", "groq/llama-3.3-70b-versatile", "--context", "65000", "--vision", "--family",
-                    "meta", "--free", "--disable")
-    assert (code, out) == (0, "groq/llama-3.3-70b-versatile: window 65,000, output 32,768, images yes, free yes, "
-                              "family meta, disabled\n")
+    code, out = cli(
+        "model",
+        "set",
+        "groq/llama-3.3-70b-versatile",
+        "--context",
+        "65000",
+        "--vision",
+        "--family",
+        "meta",
+        "--free",
+        "--disable",
+    )
+    assert (code, out) == (
+        0,
+        "groq/llama-3.3-70b-versatile: window 65,000, output 32,768, images yes, free yes, family meta, disabled\n",
+    )
     shown = models_json(cli)["groq/llama-3.3-70b-versatile"]
     assert shown["facts"]["context_window"] == {"value": 65000, "source": "override"}
     assert shown["status"] == "disabled"
     assert cli("model", "set", "llama-3.3-70b-versatile", "--context", "10") == (
-        1, "error: no model 'llama-3.3-70b-versatile' on the roster. Did you mean groq/llama-3.3-70b-versatile?\n")
+        1,
+        "error: no model 'llama-3.3-70b-versatile' on the roster. Did you mean groq/llama-3.3-70b-versatile?\n",
+    )
     code, out = cli("model", "show", "groq/llama-3.3-70b-versatile")
     assert code == 0
     assert "context_window │ 65000" in out and "override (in use)" in out and "listing " in out

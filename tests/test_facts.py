@@ -11,7 +11,14 @@ from benchwarmers.catalog.facts import FACTS, SOURCES, ListedModel, effective, f
 
 def test_vocabulary() -> None:
     assert FACTS == (
-        "context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated", "rate_limits"
+        "context_window",
+        "output_cap",
+        "input_kinds",
+        "free",
+        "price",
+        "family",
+        "deprecated",
+        "rate_limits",
     )
     assert SOURCES == ("override", "learned", "headers", "listing", "models.dev")
 

@@ -26,8 +26,7 @@ def openai_error(message: str, code: str | None = None, kind: str = "invalid_req
         (b'{"detail": "Not Found"}', "Not Found"),
         (b'{"detail": [{"msg": "field required"}, {"msg": "bad type"}]}', "field required; bad type"),
         (
-            b'[{"error": {"code": 429, "message": "Resource has been exhausted",'
-            b' "status": "RESOURCE_EXHAUSTED"}}]',
+            b'[{"error": {"code": 429, "message": "Resource has been exhausted", "status": "RESOURCE_EXHAUSTED"}}]',
             "Resource has been exhausted",
         ),
         (b"  upstream   connect error\n or disconnect  ", "upstream connect error or disconnect"),
@@ -46,9 +45,7 @@ def test_error_message_from_body(body: bytes | str, message: str) -> None:
 
 
 def test_rate_limited_with_retry_after() -> None:
-    failure = classify_response(
-        429, {"Retry-After": "12"}, openai_error("Rate limit reached", "rate_limit_exceeded")
-    )
+    failure = classify_response(429, {"Retry-After": "12"}, openai_error("Rate limit reached", "rate_limit_exceeded"))
     assert failure.kind is FailureKind.rate_limited
     assert failure.status == 429
     assert failure.retry_after == 12.0
@@ -83,9 +80,7 @@ def test_gemini_array_is_rate_limited() -> None:
 
 
 def test_rate_limit_code_on_another_status() -> None:
-    failure = classify_response(
-        413, {}, openai_error("Request too large on tokens per min", "rate_limit_exceeded")
-    )
+    failure = classify_response(413, {}, openai_error("Request too large on tokens per min", "rate_limit_exceeded"))
     assert failure.kind is FailureKind.rate_limited
 
 
@@ -110,9 +105,7 @@ def test_error_object_inside_a_200_uses_its_code() -> None:
         (413, openai_error("Input exceeds the context window of 8192 tokens"), 8192),
         (
             400,
-            openai_error(
-                "Prompt contains 40000 tokens, too large for model with 32768 maximum context length"
-            ),
+            openai_error("Prompt contains 40000 tokens, too large for model with 32768 maximum context length"),
             32768,
         ),
         (400, openai_error("prompt is too long: 210000 tokens > 200000 maximum"), 200000),

@@ -173,9 +173,7 @@ def test_request_fields_reach_every_seat_unchanged(bench_with_roster, client, fa
 
 def test_nominees_are_seated_once_and_unknown_ones_refused(bench_with_roster, client):
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"])
-    bench = ask(
-        client, "bench/pair", extra_body={"bench": {"with": ["fake/qwen3-32b", "fake/glm-4.5-air"]}}
-    ).bench
+    bench = ask(client, "bench/pair", extra_body={"bench": {"with": ["fake/qwen3-32b", "fake/glm-4.5-air"]}}).bench
     assert [(s["seat"], s["alias"]) for s in bench["seats"][:3]] == [
         ("member", "fake/llama-3.3-70b"),
         ("member", "fake/qwen3-32b"),

@@ -54,9 +54,7 @@ def test_an_unknown_collection_is_404_listing_every_collection(two_collections):
 
 def test_a_prompt_larger_than_a_members_window_is_413_naming_each(two_collections, fake):
     # 40,000 characters → ceil(40,000 / 4 × 1.1) = 11,000 tokens: larger than llama-3.1-8b's 8,000 only.
-    response = post(
-        two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 40_000}]}
-    )
+    response = post(two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 40_000}]})
     assert response.status_code == 413
     assert response.json() == {
         "error": {
@@ -69,9 +67,7 @@ def test_a_prompt_larger_than_a_members_window_is_413_naming_each(two_collection
         }
     }
     # 80,000 characters → 22,000 tokens: both members named.
-    both = post(
-        two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 80_000}]}
-    )
+    both = post(two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 80_000}]})
     assert "fake/phi-4 (16,000 tokens), fake/llama-3.1-8b (8,000 tokens)" in both.json()["error"]["message"]
     assert fake.chat_requests == []
 
@@ -83,9 +79,7 @@ def test_the_sdk_raises_the_right_exceptions(two_collections, client):
     with pytest.raises(openai.NotFoundError):
         client.chat.completions.create(model="bench/nope", messages=[{"role": "user", "content": "hi"}])
     with pytest.raises(openai.APIStatusError) as large:
-        client.chat.completions.create(
-            model="bench/small", messages=[{"role": "user", "content": "z" * 80_000}]
-        )
+        client.chat.completions.create(model="bench/small", messages=[{"role": "user", "content": "z" * 80_000}])
     assert large.value.status_code == 413
 
 
@@ -167,6 +161,5 @@ def test_invalid_json_and_unknown_routes_use_the_same_error_shape(two_collection
 def test_no_collections_yet_says_how_to_make_one(bench_with_roster):
     response = post(bench_with_roster, {"model": "bench/x", "messages": [{"role": "user", "content": "hi"}]})
     assert response.json()["error"]["message"] == (
-        "collection bench/x does not exist. No collections exist yet: create one with "
-        "`benchwarmers collection add`."
+        "collection bench/x does not exist. No collections exist yet: create one with `benchwarmers collection add`."
     )

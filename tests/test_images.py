@@ -25,26 +25,46 @@ def unknown(model_id: str) -> dict:
 def vision_bench(server: BenchServer, fake: FakeUpstream) -> BenchServer:
     for model in ("acme-eye-1", "zeta-eye-2", "omni-eye-3", "acme-blind", "mystery-model", "text-only-9"):
         fake.script(model, latency=0.01)
-    add_fake_endpoint(server, fake, models=[
-        listed("acme-eye-1", 64_000, vision=True), listed("zeta-eye-2", 64_000, vision=True),
-        listed("omni-eye-3", 64_000, vision=True), listed("acme-blind", 64_000), unknown("mystery-model"),
-        listed("text-only-9", 64_000),
-    ])
-    for alias, family in (("acme-eye-1", "acme"), ("zeta-eye-2", "zeta"), ("omni-eye-3", "omni"),
-                          ("acme-blind", "acme-b"), ("mystery-model", "mystery"), ("text-only-9", "text")):
+    add_fake_endpoint(
+        server,
+        fake,
+        models=[
+            listed("acme-eye-1", 64_000, vision=True),
+            listed("zeta-eye-2", 64_000, vision=True),
+            listed("omni-eye-3", 64_000, vision=True),
+            listed("acme-blind", 64_000),
+            unknown("mystery-model"),
+            listed("text-only-9", 64_000),
+        ],
+    )
+    for alias, family in (
+        ("acme-eye-1", "acme"),
+        ("zeta-eye-2", "zeta"),
+        ("omni-eye-3", "omni"),
+        ("acme-blind", "acme-b"),
+        ("mystery-model", "mystery"),
+        ("text-only-9", "text"),
+    ):
         server.admin(lambda b, a=alias, f=family: b.admin.set_model(f"fake/{a}", family=f))
     return server
 
 
 def image_messages(url: str = DATA_URL) -> list[dict]:
-    return [{"role": "user", "content": [
-        {"type": "text", "text": "What is in this picture?"},
-        {"type": "image_url", "image_url": {"url": url, "detail": "low"}}]}]
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is in this picture?"},
+                {"type": "image_url", "image_url": {"url": url, "detail": "low"}},
+            ],
+        }
+    ]
 
 
 def post(server: BenchServer, model: str, messages: list[dict], **extra):
-    return httpx2.post(f"{server.v1}/chat/completions", timeout=30,
-                       json={"model": model, "messages": messages, **extra})
+    return httpx2.post(
+        f"{server.v1}/chat/completions", timeout=30, json={"model": model, "messages": messages, **extra}
+    )
 
 
 def create(server: BenchServer, name: str, members: list[str]) -> None:
@@ -108,10 +128,17 @@ def test_images_are_stored_and_exported_only_as_placeholders(vision_bench, fake)
     assert errors == ["bad request (400): bad image [image: data URL, 4 KB]"]
 
 
-@pytest.mark.parametrize("url", [
-    "file:///etc/passwd", "http://127.0.0.1/cat.png", "http://photos.example/cat.png", "ftp://x/cat.png",
-    "data:text/html;base64,PHNjcmlwdD4=", "/relative/cat.png",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "file:///etc/passwd",
+        "http://127.0.0.1/cat.png",
+        "http://photos.example/cat.png",
+        "ftp://x/cat.png",
+        "data:text/html;base64,PHNjcmlwdD4=",
+        "/relative/cat.png",
+    ],
+)
 def test_unsafe_image_urls_are_refused_and_never_passed_on(vision_bench, fake, url):
     create(vision_bench, "look", ["acme-eye-1"])
     response = post(vision_bench, "bench/look", image_messages(url))

@@ -17,15 +17,20 @@ def merger_requests(fake):
 
 def test_the_collections_merger_merges_and_the_reply_keeps_every_seat(bench_with_roster, client, fake):
     fake.script("kimi-k2", reply="Both agree 7 is prime; llama adds a proof.")
-    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0, reply="merged",
-               merger="fake/kimi-k2")
+    collection(
+        bench_with_roster,
+        "pair",
+        ["llama-3.3-70b", "qwen3-32b"],
+        max_explorers=0,
+        reply="merged",
+        merger="fake/kimi-k2",
+    )
     resp = ask(client, "bench/pair", "Is 7 prime?")
     bench = resp.bench
     assert bench["reply"] == "merged"
     merger = bench["merger"]
     assert merger["call"] == f"{bench['panel']}.merger"
-    assert (merger["alias"], merger["status"], merger["chosen_as"]) == (
-        "fake/kimi-k2", "ok", "the collection's merger")
+    assert (merger["alias"], merger["status"], merger["chosen_as"]) == ("fake/kimi-k2", "ok", "the collection's merger")
     assert sorted(merger["order"]) == ["fake/llama-3.3-70b", "fake/qwen3-32b"]
     assert [s["alias"] for s in bench["seats"]] == ["fake/llama-3.3-70b", "fake/qwen3-32b"]
     content = resp.choices[0].message.content
@@ -61,7 +66,9 @@ def test_the_member_with_most_useful_verdicts_merges(bench_with_roster, client):
         httpx2.post(f"{bench_with_roster.url}/bench/verdict", json={"call": judged[alias], "useful": useful})
     merged = ask(client, "bench/trio:merged").bench["merger"]
     assert (merged["alias"], merged["chosen_as"]) == (
-        "fake/gemma-3-27b", "the member with the most useful verdicts on general")
+        "fake/gemma-3-27b",
+        "the member with the most useful verdicts on general",
+    )
 
 
 def test_a_merger_verdict_is_stored_under_merger(bench_with_roster, client):
@@ -76,11 +83,18 @@ def test_a_merger_verdict_is_stored_under_merger(bench_with_roster, client):
 
 def test_a_failed_merger_gives_every_answer_and_a_note(bench_with_roster, client, fake):
     fake.script("kimi-k2", status=503, body={"error": {"message": "Service unavailable"}})
-    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0, reply="merged",
-               merger="fake/kimi-k2")
+    collection(
+        bench_with_roster,
+        "pair",
+        ["llama-3.3-70b", "qwen3-32b"],
+        max_explorers=0,
+        reply="merged",
+        merger="fake/kimi-k2",
+    )
     resp = ask(client, "bench/pair")
     assert resp.bench["note"] == (
-        "the merger fake/kimi-k2 failed (upstream error (503): Service unavailable), so here is every answer")
+        "the merger fake/kimi-k2 failed (upstream error (503): Service unavailable), so here is every answer"
+    )
     assert resp.bench["merger"]["status"] == "error"
     content = resp.choices[0].message.content
     assert "answer from llama-3.3-70b" in content and "answer from qwen3-32b" in content
@@ -100,11 +114,15 @@ def test_merger_candidates_follow_the_rules_in_order():
     collection_ = {"members": ["a", "b", "c"], "merger": "m"}
     counts = {("b", "review"): (3, 1), ("c", "review"): (1, 0)}
     assert merger_candidates(collection_, "review", counts, "p") == [
-        ("m", "the collection's merger"), ("b", "the member with the most useful verdicts on review"),
-        ("p", "the router's best for review"), ("a", "the first member that fits"),
-        ("c", "the first member that fits")]
+        ("m", "the collection's merger"),
+        ("b", "the member with the most useful verdicts on review"),
+        ("p", "the router's best for review"),
+        ("a", "the first member that fits"),
+        ("c", "the first member that fits"),
+    ]
     assert merger_candidates({"members": ["a"], "merger": None}, "review", {}, None) == [
-        ("a", "the first member that fits")]
+        ("a", "the first member that fits")
+    ]
 
 
 def test_merger_messages_shuffle_with_the_rng():

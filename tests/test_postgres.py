@@ -36,8 +36,17 @@ def postgres() -> Iterator[str]:
         shutil.chown(root, "postgres")
     data, port = root / "data", free_port()
     _as_postgres(str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "bench")
-    _as_postgres(str(PG_BIN / "pg_ctl"), "-D", str(data), "-l", str(root / "log"), "-w", "-o",
-                 f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+    _as_postgres(
+        str(PG_BIN / "pg_ctl"),
+        "-D",
+        str(data),
+        "-l",
+        str(root / "log"),
+        "-w",
+        "-o",
+        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off",
+        "start",
+    )
     try:
         yield f"127.0.0.1:{port}"
     finally:
@@ -48,8 +57,9 @@ def postgres() -> Iterator[str]:
 @pytest.fixture
 def pg_server(postgres, tmp_path, fake) -> Iterator[BenchServer]:
     name = f"bench_{uuid.uuid4().hex[:8]}"
-    _as_postgres(str(PG_BIN / "createdb"), "-h", postgres.split(":")[0], "-p", postgres.split(":")[1], "-U",
-                 "bench", name)
+    _as_postgres(
+        str(PG_BIN / "createdb"), "-h", postgres.split(":")[0], "-p", postgres.split(":")[1], "-U", "bench", name
+    )
     server = BenchServer(tmp_path / "home", database_url=f"postgresql+asyncpg://bench@{postgres}/{name}").start()
     try:
         yield server
@@ -60,8 +70,11 @@ def pg_server(postgres, tmp_path, fake) -> Iterator[BenchServer]:
 def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):
     add_fake_endpoint(pg_server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b"), listed("phi-4")])
     pg_server.admin(lambda b: b.admin.add_collection({"name": "pair", "members": ["fake/llama-3.3-70b"]}))
-    reply = httpx2.post(f"{pg_server.v1}/chat/completions", timeout=30, json={
-        "model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]}).json()
+    reply = httpx2.post(
+        f"{pg_server.v1}/chat/completions",
+        timeout=30,
+        json={"model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]},
+    ).json()
     seats = reply["bench"]["seats"]
     assert [s["seat"] for s in seats] == ["member", "explorer", "explorer"]
     assert all(s["status"] == "ok" for s in seats)

@@ -99,9 +99,7 @@ def test_resets_can_be_ignored() -> None:
 
 
 def test_parse_rate_limits_openrouter() -> None:
-    info = parse_rate_limits(
-        {"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "1"}
-    )
+    info = parse_rate_limits({"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "3", "X-RateLimit-Reset": "1"})
     assert info == RateLimitInfo(limits={"requests": 20}, remaining={"requests": 3})
 
 

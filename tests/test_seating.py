@@ -283,9 +283,7 @@ def test_epsilon_breaks_staleness_ties_by_evidence() -> None:
         free("good", family="f1", useful=80, not_useful=2),
         free("poor", family="f2", useful=2, not_useful=80),
     ]
-    wins = Counter(
-        explorers(plan(pool=pool, seed=s, epsilon=1e-9, max_explorers=1, max_calls=1))[0] for s in range(40)
-    )
+    wins = Counter(explorers(plan(pool=pool, seed=s, epsilon=1e-9, max_explorers=1, max_calls=1))[0] for s in range(40))
     assert wins == {"good": 40}
 
 

@@ -57,7 +57,9 @@ def test_low_confidence_means_general(bench_with_roster, client, fake):
     collection(bench_with_roster, "auto", ["llama-3.3-70b"])
     bench = ask(client, "bench/auto").bench
     assert (bench["shape"], bench["shape_by"]) == (
-        "general", "default (decision model fake/kimi-k2 said review at 0.50)")
+        "general",
+        "default (decision model fake/kimi-k2 said review at 0.50)",
+    )
 
 
 def test_a_decision_timeout_falls_back_to_general_quickly(bench_with_roster, client, fake):
@@ -72,7 +74,9 @@ def test_a_decision_timeout_falls_back_to_general_quickly(bench_with_roster, cli
     bench = ask(client, "bench/auto").bench
     elapsed = time.monotonic() - started
     assert (bench["shape"], bench["shape_by"]) == (
-        "general", "default (decision model fake/kimi-k2 failed: timeout after 0.3s)")
+        "general",
+        "default (decision model fake/kimi-k2 failed: timeout after 0.3s)",
+    )
     assert elapsed < 0.3 + 1.5  # held up by the decision timeout, not by the hanging model
 
 
@@ -94,8 +98,15 @@ def test_the_collections_shape_wins_and_no_explorers_means_no_decision(bench_wit
 
 
 def test_a_choice_decision_model_uses_the_path_that_answered(bench_with_roster, client, fake):
-    fake.listing("/v1/systemone", {"model": "kimi-k2", "answers": {
-        "shape": {"type": "choice", "choice": "code", "confidence": 0.81, "probabilities": {"code": 0.9}}}})
+    fake.listing(
+        "/v1/systemone",
+        {
+            "model": "kimi-k2",
+            "answers": {
+                "shape": {"type": "choice", "choice": "code", "confidence": 0.81, "probabilities": {"code": 0.9}}
+            },
+        },
+    )
     row = add_decision(bench_with_roster, kind="choice")
     assert row == {"alias": "fake/kimi-k2", "kind": "choice", "path": "systemone"}
     collection(bench_with_roster, "auto", ["llama-3.3-70b"])
@@ -116,11 +127,13 @@ def test_shape_cli_edits_the_list(tmp_path, monkeypatch):
     monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path))
     runner = CliRunner()
     assert runner.invoke(app, ["shape", "set", "legal", "--description", "Contracts and law"]).output == (
-        "shape legal: Contracts and law\n")
+        "shape legal: Contracts and law\n"
+    )
     listed = runner.invoke(app, ["shape", "list", "--json"]).output
     assert '"legal": "Contracts and law"' in listed
     assert runner.invoke(app, ["shape", "remove", "general"]).output == (
-        "error: 'general' is built in: the gateway falls back to it\n")
+        "error: 'general' is built in: the gateway falls back to it\n"
+    )
     assert runner.invoke(app, ["shape", "remove", "legal"]).exit_code == 0
     assert Settings(home=tmp_path).home == tmp_path
 
@@ -132,6 +145,8 @@ def test_parsers_and_bodies():
     with pytest.raises(ValueError, match="no JSON object"):
         parse_chat_answer("review, surely", SHAPES)
     assert parse_choice_answer({"answers": {"shape": {"choice": "review", "confidence": 0.7}}}, SHAPES) == (
-        "review", 0.7)
+        "review",
+        0.7,
+    )
     assert choice_body("m", "state", SHAPES)["questions"]["shape"]["criteria"] == SHAPES
     assert chat_body("m", "state", SHAPES)["temperature"] == 0

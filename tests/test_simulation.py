@@ -100,6 +100,4 @@ def test_simulated_bench_finds_best_per_shape() -> None:
         assert BEST[shape] in top3, f"{shape}: true best {BEST[shape]} not in top 3 {top3}"
         assert shape in settled_at
         for cell in cells:
-            assert cell.verdicts >= fair / 2, (
-                f"{shape}: {cell.alias} got {cell.verdicts} seats of fair {fair}"
-            )
+            assert cell.verdicts >= fair / 2, f"{shape}: {cell.alias} got {cell.verdicts} seats of fair {fair}"

@@ -147,9 +147,7 @@ async def test_empty_answer(fake_upstream: FakeUpstream, pool: UpstreamPool) -> 
     ("content", "answer"),
     [(None, ""), ([{"type": "text", "text": "a"}, {"type": "text", "text": "b"}], "ab")],
 )
-async def test_content_shapes(
-    fake_upstream: FakeUpstream, pool: UpstreamPool, content: Any, answer: str
-) -> None:
+async def test_content_shapes(fake_upstream: FakeUpstream, pool: UpstreamPool, content: Any, answer: str) -> None:
     fake_upstream.script(
         "odd", body={"model": "odd", "choices": [{"message": {"role": "assistant", "content": content}}]}
     )
@@ -225,9 +223,7 @@ async def test_gemini_array_error(fake_upstream: FakeUpstream, pool: UpstreamPoo
 
 
 async def test_plain_text_502(fake_upstream: FakeUpstream, pool: UpstreamPool) -> None:
-    fake_upstream.script(
-        "proxy", plain_error="upstream connect error or disconnect/reset before headers", status=502
-    )
+    fake_upstream.script("proxy", plain_error="upstream connect error or disconnect/reset before headers", status=502)
     failure = await fail(pool, fake_upstream, "proxy")
     assert (failure.kind, failure.status, str(failure)) == (
         FailureKind.upstream_error,
@@ -272,9 +268,7 @@ async def test_key_never_in_failures(fake_upstream: FakeUpstream, pool: Upstream
     assert failure.message == "you sent [redacted] (Bearer [redacted])"
 
 
-async def test_key_not_shaped_like_a_key_is_still_scrubbed(
-    fake_upstream: FakeUpstream, pool: UpstreamPool
-) -> None:
+async def test_key_not_shaped_like_a_key_is_still_scrubbed(fake_upstream: FakeUpstream, pool: UpstreamPool) -> None:
     odd_key = "plainpassword-9f8e7d"
     fake_upstream.script("echo", status=401, plain_error=f"bad key {odd_key}")
     with pytest.raises(UpstreamFailure) as caught:
@@ -385,9 +379,7 @@ async def test_forget_closes_and_recreates(fake_upstream: FakeUpstream, pool: Up
 # -- listings ----------------------------------------------------------------------------------
 
 
-async def test_request_json_relative_and_default_models(
-    fake_upstream: FakeUpstream, pool: UpstreamPool
-) -> None:
+async def test_request_json_relative_and_default_models(fake_upstream: FakeUpstream, pool: UpstreamPool) -> None:
     fake_upstream.script("a")
     fake_upstream.script("b")
     listing = await pool.request_json(endpoint(fake_upstream), "GET", "models")
@@ -401,9 +393,7 @@ async def test_request_json_absolute_and_keyed_show(fake_upstream: FakeUpstream,
     fake_upstream.listing("/api/show", {"llama3.2:3b": {"capabilities": ["completion", "vision"]}})
     ref = endpoint(fake_upstream)
     tags = await pool.request_json(ref, "GET", f"{fake_upstream.root_url}/api/tags")
-    shown = await pool.request_json(
-        ref, "POST", f"{fake_upstream.root_url}/api/show", json={"model": "llama3.2:3b"}
-    )
+    shown = await pool.request_json(ref, "POST", f"{fake_upstream.root_url}/api/show", json={"model": "llama3.2:3b"})
     assert tags == {"models": [{"name": "llama3.2:3b"}]}
     assert shown == {"capabilities": ["completion", "vision"]}
     assert fake_upstream.requests[1].json == {"model": "llama3.2:3b"}
@@ -415,9 +405,7 @@ async def test_request_json_absolute_and_keyed_show(fake_upstream: FakeUpstream,
 async def test_key_is_not_sent_to_another_origin(fake_upstream: FakeUpstream, pool: UpstreamPool) -> None:
     with FakeUpstream() as other:
         other.listing("/elsewhere", {"ok": True})
-        assert await pool.request_json(endpoint(fake_upstream), "GET", f"{other.root_url}/elsewhere") == {
-            "ok": True
-        }
+        assert await pool.request_json(endpoint(fake_upstream), "GET", f"{other.root_url}/elsewhere") == {"ok": True}
         assert "authorization" not in other.requests[0].headers
 
 
@@ -442,9 +430,7 @@ async def test_request_json_failures(fake_upstream: FakeUpstream, pool: Upstream
 async def test_fake_streams_to_the_openai_sdk(fake_upstream: FakeUpstream) -> None:
     fake_upstream.script("m", reply="one two three", slow_stream=0.01)
     async with httpx2.AsyncClient() as http:
-        client = openai.AsyncOpenAI(
-            base_url=fake_upstream.base_url, api_key="k", http_client=http, max_retries=0
-        )
+        client = openai.AsyncOpenAI(base_url=fake_upstream.base_url, api_key="k", http_client=http, max_retries=0)
         stream = await client.chat.completions.create(
             model="m",
             messages=[{"role": "user", "content": "count"}],
@@ -462,12 +448,8 @@ async def test_fake_streams_to_the_openai_sdk(fake_upstream: FakeUpstream) -> No
 async def test_fake_answers_the_openai_sdk(fake_upstream: FakeUpstream) -> None:
     fake_upstream.script("m", reply="hi")
     async with httpx2.AsyncClient() as http:
-        client = openai.AsyncOpenAI(
-            base_url=fake_upstream.base_url, api_key="k", http_client=http, max_retries=0
-        )
-        completion = await client.chat.completions.create(
-            model="m", messages=[{"role": "user", "content": "x"}]
-        )
+        client = openai.AsyncOpenAI(base_url=fake_upstream.base_url, api_key="k", http_client=http, max_retries=0)
+        completion = await client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
         with pytest.raises(openai.NotFoundError) as missing:
             await client.chat.completions.create(model="ghost", messages=[{"role": "user", "content": "x"}])
     assert (

@@ -98,14 +98,10 @@ def test_cli_verdict_and_export(bench_with_roster, client, monkeypatch):
     seats = ask(client, "bench/pair", "export me").bench["seats"]
     monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
     runner = CliRunner()
-    result = runner.invoke(
-        app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"]
-    )
+    result = runner.invoke(app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"])
     assert result.exit_code == 0, result.output
     assert result.output == f"{seats[0]['call']}: verdict recorded (useful)\n"
-    again = runner.invoke(
-        app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"]
-    )
+    again = runner.invoke(app, ["verdict", seats[0]["call"], "--useful", "--note", "good", "--real", "a claim"])
     assert again.output == f"{seats[0]['call']}: the same verdict is already recorded; nothing written\n"
     none = runner.invoke(app, ["verdict", "nope.member1", "--useful"])
     assert none.exit_code == 1

@@ -90,9 +90,7 @@ def _default_error(status: int, model: str, key: str) -> dict[str, Any]:
             "invalid_api_key",
         )
     if status == 403:
-        return _error_body(
-            "Country, region, or territory not supported", "request_forbidden", "unsupported_country"
-        )
+        return _error_body("Country, region, or territory not supported", "request_forbidden", "unsupported_country")
     if status == 404:
         return _error_body(
             f"The model `{model}` does not exist or you do not have access to it.",
@@ -186,9 +184,7 @@ class FakeUpstream:
         `keyed` (default: on for `/api/show`): `payload` is a dict keyed by the posted `model` or
         `name`; an unknown name gets Ollama's 404.
         """
-        self._listings[path] = _Listing(
-            payload, status, path.endswith("/api/show") if keyed is None else keyed
-        )
+        self._listings[path] = _Listing(payload, status, path.endswith("/api/show") if keyed is None else keyed)
 
     def reset(self) -> None:
         self._scripts.clear()
@@ -347,9 +343,7 @@ class FakeUpstream:
 
     async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter) -> bool:
         if not isinstance(data, dict):
-            error = _error_body(
-                "We could not parse the JSON body of your request.", "invalid_request_error", None
-            )
+            error = _error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
             return await _send(writer, _Response(400, orjson.dumps(error)))
         model = str(data.get("model"))
         behaviour = self._behaviour(model)

@@ -316,9 +316,7 @@ class ModelsDev:
                 if min_context is not None and (window is None or window < min_context):
                     continue
                 entries.append(entry)
-        return sorted(
-            entries, key=lambda e: (not e.free, -(e.context_window or 0), e.name.lower(), e.provider_id)
-        )
+        return sorted(entries, key=lambda e: (not e.free, -(e.context_window or 0), e.name.lower(), e.provider_id))
 
 
 def _read_raw(path: Path | None) -> Any:

@@ -148,9 +148,7 @@ async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
 
 @app.command("export")
 @with_bench
-async def export(
-    bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")
-) -> None:
+async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
     """Export every collection as JSON (import reads the same file back)."""
     data = [_public(c) for c in await bench.admin.list_collections()]
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
@@ -163,9 +161,7 @@ async def export(
 
 @app.command("import")
 @with_bench
-async def import_(
-    bench: Bench, file: Path = typer.Argument(..., help="a file written by `collection export`")
-) -> None:
+async def import_(bench: Bench, file: Path = typer.Argument(..., help="a file written by `collection export`")) -> None:
     """Create or replace collections from an exported JSON file (all or nothing)."""
     try:
         data = orjson.loads(file.read_bytes())
@@ -175,7 +171,6 @@ async def import_(
         raise fail(f"{file} must hold a JSON list of collections, as `collection export` writes")
     result = await bench.admin.import_collections(data)
     console.print(
-        f"imported: {result['created']} created, {result['updated']} updated, "
-        f"{result['unchanged']} unchanged",
+        f"imported: {result['created']} created, {result['updated']} updated, {result['unchanged']} unchanged",
         markup=False,
     )

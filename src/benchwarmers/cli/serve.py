@@ -11,9 +11,7 @@ from benchwarmers.settings import is_loopback
 
 
 def serve(
-    bind: str = typer.Option(
-        None, "--bind", help="HOST:PORT to listen on (default BENCH_BIND or 127.0.0.1:8123)"
-    ),
+    bind: str = typer.Option(None, "--bind", help="HOST:PORT to listen on (default BENCH_BIND or 127.0.0.1:8123)"),
 ) -> None:
     """Serve the bench: OpenAI-compatible gateway, verdicts, API and dashboard."""
     import uvicorn
@@ -36,9 +34,7 @@ def serve(
         )
     settings.ensure_home()
     console.print(f"Benchwarmers serving on http://{host}:{port}  (data in {settings.home})")
-    fast = (
-        importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
-    )
+    fast = importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
     uvicorn.run(
         create_app(settings),
         host=host,

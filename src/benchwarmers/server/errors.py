@@ -63,9 +63,7 @@ def install(app: FastAPI) -> None:
             message = f"no route {request.method} {request.url.path}; see /v1/models, /v1/chat/completions"
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
-        return error_response(
-            exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None)
-        )
+        return error_response(exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def unexpected(request: Request, exc: Exception) -> Response:

@@ -32,11 +32,7 @@ async def find_replay(
     match = panels.c.idempotency_key == idempotency_key if idempotency_key else panels.c.request_hash == request_hash
     query = (
         select(panels.c.id, panels.c.response)
-        .where(
-            and_(
-                panels.c.caller == caller, match, panels.c.created_at >= since, panels.c.response.is_not(None)
-            )
-        )
+        .where(and_(panels.c.caller == caller, match, panels.c.created_at >= since, panels.c.response.is_not(None)))
         .order_by(panels.c.created_at.desc())
         .limit(1)
     )

@@ -34,9 +34,7 @@ async def insert_collection(conn: AsyncConnection, values: dict) -> None:
 
 
 async def update_collection(conn: AsyncConnection, name: str, values: dict) -> None:
-    await conn.execute(
-        collections.update().where(collections.c.name == name).values(updated_at=time.time(), **values)
-    )
+    await conn.execute(collections.update().where(collections.c.name == name).values(updated_at=time.time(), **values))
 
 
 async def delete_collection(conn: AsyncConnection, name: str) -> None:

@@ -72,9 +72,7 @@ async def streaking_models(conn: AsyncConnection) -> set[int]:
 async def insert_model(conn: AsyncConnection, *, alias: str, endpoint_id: int, model_id: str) -> int:
     now = time.time()
     result = await conn.execute(
-        models.insert().values(
-            alias=alias, endpoint_id=endpoint_id, model_id=model_id, first_seen=now, last_seen=now
-        )
+        models.insert().values(alias=alias, endpoint_id=endpoint_id, model_id=model_id, first_seen=now, last_seen=now)
     )
     return int(result.inserted_primary_key[0])
 
@@ -95,25 +93,19 @@ async def facts_of(conn: AsyncConnection, model_pk: int) -> list[dict]:
 
 async def set_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str, value: Any) -> None:
     """Write one fact from one source, replacing that source's older value (portable upsert)."""
-    where = (
-        (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
-    )
+    where = (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
     now = time.time()
     updated = await conn.execute(model_facts.update().where(where).values(value=value, learned_at=now))
     if updated.rowcount == 0:
         await conn.execute(
-            model_facts.insert().values(
-                model_pk=model_pk, fact=fact, source=source, value=value, learned_at=now
-            )
+            model_facts.insert().values(model_pk=model_pk, fact=fact, source=source, value=value, learned_at=now)
         )
 
 
 async def clear_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str) -> None:
     await conn.execute(
         delete(model_facts).where(
-            (model_facts.c.model_pk == model_pk)
-            & (model_facts.c.fact == fact)
-            & (model_facts.c.source == source)
+            (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
         )
     )
 

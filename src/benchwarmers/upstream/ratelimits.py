@@ -112,9 +112,7 @@ def _retry_after(value: str, now: float) -> float | None:
     return max(0.0, when.timestamp() - now)
 
 
-def retry_after_seconds(
-    headers: Mapping[str, str], now: float, *, include_resets: bool = True
-) -> float | None:
+def retry_after_seconds(headers: Mapping[str, str], now: float, *, include_resets: bool = True) -> float | None:
     """Seconds to wait before the next call, from the most explicit header present.
 
     `retry-after-ms`, then `retry-after` (seconds or HTTP date), then the reset headers. Among

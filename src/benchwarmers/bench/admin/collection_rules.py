@@ -51,17 +51,14 @@ def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Ite
         raise InvalidRequest(f"{len(tags)} tags given; at most {MAX_TAGS} are allowed", param="tags")
     for tag in tags:
         if not TAG.match(tag):
-            raise InvalidRequest(
-                f"tag {tag!r} is not one lower-case word (letters, digits, '-')", param="tags"
-            )
+            raise InvalidRequest(f"tag {tag!r} is not one lower-case word (letters, digits, '-')", param="tags")
     members = list(dict.fromkeys(str(m) for m in data.get("members") or []))
     if not members:
         raise InvalidRequest("a collection needs at least one member (--member ALIAS)", param="members")
     for member in members:
         if member not in roster:
             raise InvalidRequest(
-                f"member {member!r} is not on the roster.{suggest(member, roster)} "
-                "See `benchwarmers model list`.",
+                f"member {member!r} is not on the roster.{suggest(member, roster)} See `benchwarmers model list`.",
                 param="members",
             )
     shape = data.get("shape") or None
@@ -73,9 +70,7 @@ def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Ite
         raise InvalidRequest(f"reply must be 'all' or 'merged', not {reply!r}", param="reply")
     merger = data.get("merger") or None
     if merger is not None and merger not in roster:
-        raise InvalidRequest(
-            f"merger {merger!r} is not on the roster.{suggest(merger, roster)}", param="merger"
-        )
+        raise InvalidRequest(f"merger {merger!r} is not on the roster.{suggest(merger, roster)}", param="merger")
     limits: dict[str, int | None] = {}
     for field in ("max_explorers", "max_calls"):
         value = data.get(field)

@@ -153,9 +153,7 @@ class Admin:
         snapshot = await self.bench.snapshot()
         model = snapshot.models.get(alias)
         if model is None:
-            raise NotFound(
-                f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias"
-            )
+            raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
         async with self.bench.read() as conn:
             facts = await roster.facts_of(conn, model.pk)
         data = model_public(model, time.time(), snapshot.went_paid)
@@ -240,9 +238,7 @@ class Admin:
         given = {k: v for k, v in changes.items() if v is not None}
         clean = await self._validate({**({} if replace else before), **given, "name": name})
         async with self.bench.write() as conn:
-            await collection_rows.update_collection(
-                conn, name, {k: v for k, v in clean.items() if k != "name"}
-            )
+            await collection_rows.update_collection(conn, name, {k: v for k, v in clean.items() if k != "name"})
             await record_change(
                 conn,
                 actor=actor or self.actor,
@@ -331,9 +327,7 @@ def check_gateway_value(name: str, value: Any) -> None:
         raise InvalidRequest(f"{name} must be {bounds}", param=name)
 
 
-def model_public(
-    model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()
-) -> dict[str, Any]:
+def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
     status = "ok"
     if model.gone:
         status = "gone"

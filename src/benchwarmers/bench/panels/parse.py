@@ -123,16 +123,13 @@ def check_image_url(url: str, index: int) -> None:
         head = url[5:60].lower()
         if head.startswith("image/") and ";base64," in url[:200]:
             return
-        raise InvalidRequest(
-            f"messages[{index}]: a data URL image must be data:image/...;base64,...", param="messages"
-        )
+        raise InvalidRequest(f"messages[{index}]: a data URL image must be data:image/...;base64,...", param="messages")
     parts = urlsplit(url[:2048])
     if parts.scheme == "https" and parts.hostname:
         return
     shown = f"{parts.scheme}:" if parts.scheme else "a relative URL"
     raise InvalidRequest(
-        f"messages[{index}]: image URL scheme {shown} is refused; send an https:// URL "
-        "or a data:image/...;base64 URL",
+        f"messages[{index}]: image URL scheme {shown} is refused; send an https:// URL or a data:image/...;base64 URL",
         param="messages",
     )
 

@@ -84,9 +84,7 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
     )
 
 
-def _staleness_order(
-    pool: Sequence[Candidate], draws: dict[str, float] | None, rng: random.Random
-) -> list[Candidate]:
+def _staleness_order(pool: Sequence[Candidate], draws: dict[str, float] | None, rng: random.Random) -> list[Candidate]:
     """Never seated first, then oldest last seating; ties by draw (higher first) or at random."""
     # Sorted by alias first so the outcome depends on the seed, not the pool's order.
     ordered = sorted(pool, key=lambda c: c.alias)
@@ -115,10 +113,7 @@ def _pick_explorers(
     # Evidence enters only when epsilon > 0: epsilon 0 is pure staleness plus chance.
     draws = None
     if epsilon > 0:
-        draws = {
-            c.alias: thompson_draw(c.useful, c.not_useful, rng)
-            for c in sorted(open_pool, key=lambda c: c.alias)
-        }
+        draws = {c.alias: thompson_draw(c.useful, c.not_useful, rng) for c in sorted(open_pool, key=lambda c: c.alias)}
     stale = _staleness_order(open_pool, draws, rng)
     chosen: list[Candidate] = []
     families = set(taken_families)

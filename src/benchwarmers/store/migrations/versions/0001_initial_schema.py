@@ -180,9 +180,7 @@ def upgrade() -> None:
         sa.Column("usage", sa.JSON(), nullable=True),
         sa.Column("caller", sa.String(length=64), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["panel_id"], ["panels.id"], name=op.f("fk_seats_panel_id_panels"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["panel_id"], ["panels.id"], name=op.f("fk_seats_panel_id_panels"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("call", name=op.f("pk_seats")),
     )
     with op.batch_alter_table("seats", schema=None) as batch_op:
@@ -214,9 +212,7 @@ def upgrade() -> None:
         sa.Column("caller", sa.String(length=64), nullable=False),
         sa.Column("created_at", sa.Float(), nullable=False),
         sa.Column("current", sa.Boolean(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["call"], ["seats.call"], name=op.f("fk_verdicts_call_seats"), ondelete="CASCADE"
-        ),
+        sa.ForeignKeyConstraint(["call"], ["seats.call"], name=op.f("fk_verdicts_call_seats"), ondelete="CASCADE"),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_verdicts")),
     )
     with op.batch_alter_table("verdicts", schema=None) as batch_op:
