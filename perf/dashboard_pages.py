@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx2
 from fleet import free_port, wait_for_port  # perf/ is on the path when this file runs
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings
 from benchwarmers.store import roster
 from benchwarmers.store.schema import collections, panels, seats, verdicts
@@ -52,7 +52,7 @@ async def seed(home: Path, total: int) -> float:
     """Write `total` seats; returns a panel time about 1,000 panels back (for an older page)."""
     rng = random.Random(7)
     async with Bench(Settings(home=home), actor="perf") as bench:
-        async with bench.write() as conn:
+        async with bench.state.write() as conn:
             endpoint = await roster.insert_endpoint(
                 conn, name="fake", base_url="http://127.0.0.1:9/v1", kind="openai", free_tier=True, enabled=True
             )
@@ -98,7 +98,7 @@ async def seed(home: Path, total: int) -> float:
                          "caller": "local", "created_at": created + 2, "current": True}
                     )  # fmt: skip
             if len(seat_rows) >= 10_000 or p == panel_count - 1:
-                async with bench.write() as conn:
+                async with bench.state.write() as conn:
                     await conn.execute(panels.insert(), panel_rows)
                     await conn.execute(seats.insert(), seat_rows)
                     if verdict_rows:

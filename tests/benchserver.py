@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 import uvicorn
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.server.app import create_app
 from benchwarmers.settings import Settings
 
@@ -96,8 +96,8 @@ def add_fake_endpoint(
     fake.listing("/v1/models", {"object": "list", "data": models})
 
     async def setup(bench: Bench) -> None:
-        await bench.admin.add_endpoint(name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier)
-        await bench.admin.refresh_endpoint(name)
+        await bench.endpoints.add_endpoint(name, fake.base_url, "openrouter", api_key=api_key, free_tier=free_tier)
+        await bench.endpoints.refresh_endpoint(name)
 
     server.admin(setup)
 

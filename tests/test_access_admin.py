@@ -206,7 +206,7 @@ def test_the_open_dashboard_refuses_other_sites_too(open_server):
     assert httpx2.post(url, json={"name": "a"}).status_code == 201  # the CLI, curl, scripts
 
     async def actors(bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return [c["actor"] for c in await list_changes(conn, subject="key")]
 
     assert open_server.admin(actors) == ["dashboard"]

@@ -11,7 +11,6 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.server.cors import allowed_headers
 from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.browser import launch, require_chromium
@@ -39,7 +38,7 @@ def cors_server(tmp_path: Path, fake) -> Iterator[tuple[BenchServer, str]]:
     try:
         add_fake_endpoint(server, fake, models=[listed("phi-4")])
         collection(server, "solo", ["phi-4"], max_explorers=0)
-        key, _ = server.admin(lambda bench: Keys(bench).create("browser", ["solo"], 30))
+        key, _ = server.admin(lambda bench: bench.keys.create("browser", ["solo"], 30))
         yield server, key
     finally:
         server.stop()
@@ -201,7 +200,7 @@ def test_a_page_on_an_allowed_origin_calls_the_gateway_and_another_is_blocked(tm
     try:
         add_fake_endpoint(server, fake, models=[listed("phi-4")])
         collection(server, "solo", ["phi-4"], max_explorers=0)
-        key, _ = server.admin(lambda bench: Keys(bench).create("web-app", ["solo"], 30))
+        key, _ = server.admin(lambda bench: bench.keys.create("web-app", ["solo"], 30))
         url = f"{server.v1}/chat/completions"
         fake.clear()
         with sync_playwright() as playwright:

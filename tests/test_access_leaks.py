@@ -17,8 +17,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
-from benchwarmers.bench.admin.keys import Keys
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app as cli
 from benchwarmers.cli.verdicts import ExportKind
 from benchwarmers.store.schema import panels, seats
@@ -116,20 +115,22 @@ def _set_up(server: BenchServer, fake: FakeUpstream, refusing: FakeUpstream) -> 
     fake.listing("/v1/models", {"object": "list", "data": [listed(m, 128_000, vision=True) for m in models]})
 
     async def setup(bench: Bench) -> str:
-        await bench.admin.add_endpoint("stored", fake.base_url, "openrouter", api_key=PROVIDER_STORED, free_tier=True)
-        await bench.admin.add_endpoint(
+        await bench.endpoints.add_endpoint(
+            "stored", fake.base_url, "openrouter", api_key=PROVIDER_STORED, free_tier=True
+        )
+        await bench.endpoints.add_endpoint(
             "envkey", fake.base_url, "openrouter", api_key_env=PROVIDER_ENV_NAME, free_tier=True
         )
         for endpoint in ("stored", "envkey"):
-            await bench.admin.refresh_endpoint(endpoint)
+            await bench.endpoints.refresh_endpoint(endpoint)
         # A provider whose listing refuses the key and echoes it: the refresh error is kept and shown.
-        await bench.admin.add_endpoint("refusing", refusing.base_url, "openai", api_key=PROVIDER_STORED)
+        await bench.endpoints.add_endpoint("refusing", refusing.base_url, "openai", api_key=PROVIDER_STORED)
         try:
-            await bench.admin.refresh_endpoint("refusing")
+            await bench.endpoints.refresh_endpoint("refusing")
         except Exception as exc:
             assert PROVIDER_STORED not in str(exc)
         for name, (endpoint, members) in COLLECTIONS.items():
-            await bench.admin.add_collection(
+            await bench.collections.add_collection(
                 {
                     "name": name,
                     "members": [f"{endpoint}/{m}" for m in members],
@@ -138,8 +139,8 @@ def _set_up(server: BenchServer, fake: FakeUpstream, refusing: FakeUpstream) -> 
                     "max_explorers": 0,
                 }
             )
-        await bench.admin.set_gateway(seat_timeout=0.5)
-        key, _ = await Keys(bench).create("canary-app")
+        await bench.gateway_settings.set_gateway(seat_timeout=0.5)
+        key, _ = await bench.keys.create("canary-app")
         return key
 
     return server.admin(setup)
@@ -243,7 +244,7 @@ def _cli(home: Path, monkeypatch: pytest.MonkeyPatch, evidence: Evidence) -> Non
 
 def _stored(server: BenchServer) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     async def read(bench: Bench) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             panel_rows = [dict(r._mapping) for r in await conn.execute(select(panels))]
             seat_rows = [dict(r._mapping) for r in await conn.execute(select(seats))]
         return panel_rows, seat_rows

@@ -18,7 +18,6 @@ import pytest
 from openai import OpenAI
 from typer.testing import CliRunner
 
-from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.cli.app import app
 from benchwarmers.errors import RateLimited
 from benchwarmers.server.body import TOO_LARGE
@@ -46,8 +45,8 @@ def _ask(server: BenchServer, key: str, text: str = "hi") -> httpx2.Response:
 
 
 def test_a_key_past_its_requests_a_minute_gets_429_with_retry_after(keyed_server, fake):
-    key, _ = keyed_server.admin(lambda bench: Keys(bench).create("ci", rpm=3))
-    free, _ = keyed_server.admin(lambda bench: Keys(bench).create("free"))
+    key, _ = keyed_server.admin(lambda bench: bench.keys.create("ci", rpm=3))
+    free, _ = keyed_server.admin(lambda bench: bench.keys.create("free"))
     assert [_ask(keyed_server, key, f"q{i}").status_code for i in range(3)] == [200, 200, 200]
     seats_before = len(fake.chat_requests)
     refused = _ask(keyed_server, key, "q4")
@@ -69,7 +68,7 @@ def test_a_key_past_its_requests_a_minute_gets_429_with_retry_after(keyed_server
 
 
 def test_the_openai_sdk_does_not_retry_into_the_limit(keyed_server):
-    key, _ = keyed_server.admin(lambda bench: Keys(bench).create("sdk", rpm=1))
+    key, _ = keyed_server.admin(lambda bench: bench.keys.create("sdk", rpm=1))
     client = OpenAI(base_url=keyed_server.v1, api_key=key, max_retries=3, timeout=30)
     client.models.list()
     started = time.monotonic()
@@ -149,7 +148,7 @@ def test_redis_shares_the_count_between_processes(redis_url, tmp_path, fake):
     first = BenchServer(tmp_path / "home", require_keys=True, redis_url=redis_url).start()
     second = BenchServer(tmp_path / "home", require_keys=True, redis_url=redis_url).start()
     try:
-        key, _ = first.admin(lambda bench: Keys(bench).create("shared", rpm=2))
+        key, _ = first.admin(lambda bench: bench.keys.create("shared", rpm=2))
         headers = {"authorization": f"Bearer {key}"}
         assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 200
         assert httpx2.get(f"{second.v1}/models", headers=headers).status_code == 200
@@ -164,7 +163,7 @@ def test_without_redis_each_process_counts_alone(tmp_path, fake):
     first = BenchServer(tmp_path / "home", require_keys=True).start()
     second = BenchServer(tmp_path / "home", require_keys=True).start()
     try:
-        key, _ = first.admin(lambda bench: Keys(bench).create("apart", rpm=1))
+        key, _ = first.admin(lambda bench: bench.keys.create("apart", rpm=1))
         headers = {"authorization": f"Bearer {key}"}
         assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 200
         assert httpx2.get(f"{second.v1}/models", headers=headers).status_code == 200
@@ -192,7 +191,7 @@ def test_a_21_mb_body_is_413_before_any_model_is_called(bench_with_roster, keyed
     server = keyed_server if keyed else bench_with_roster
     headers = {"content-type": "application/json"}
     if keyed:
-        key, _ = server.admin(lambda bench: Keys(bench).create("big"))
+        key, _ = server.admin(lambda bench: bench.keys.create("big"))
         headers["authorization"] = f"Bearer {key}"
     else:
         collection(server, "solo", ["phi-4"], max_explorers=0)

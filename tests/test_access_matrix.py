@@ -16,7 +16,6 @@ from typing import Any
 import httpx2
 import pytest
 
-from benchwarmers.bench.admin.keys import Keys
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 
@@ -83,10 +82,10 @@ def _setup(server: BenchServer, fake: FakeUpstream, mode: str) -> World:
     add_fake_endpoint(server, fake, models=[listed("m-alpha"), listed("m-beta")])
     for name in ("alpha", "beta"):
         data = {"name": name, "members": [f"fake/m-{name}"], "description": f"{name} work", "tags": ["t"]}
-        server.admin(lambda bench, data=data: bench.admin.add_collection({**data, "max_explorers": 0}))
+        server.admin(lambda bench, data=data: bench.collections.add_collection({**data, "max_explorers": 0}))
 
     async def make_keys(bench: Any) -> dict[str, str]:
-        keys = Keys(bench)
+        keys = bench.keys
         made = {
             "valid": (await keys.create("app"))[0],
             "out_of_scope": (await keys.create("other", ["beta"]))[0],

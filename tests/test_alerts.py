@@ -34,11 +34,11 @@ def serve(fake: Any, *entries: dict[str, Any]) -> None:
 
 
 def refresh(server: BenchServer) -> dict[str, Any]:
-    return server.admin(lambda bench: bench.admin.refresh_endpoint("fake"))
+    return server.admin(lambda bench: bench.endpoints.refresh_endpoint("fake"))
 
 
 def open_alerts(server: BenchServer) -> list[tuple[str, str, str]]:
-    found = server.admin(lambda bench: bench_alerts.list_alerts(bench))
+    found = server.admin(lambda bench: bench_alerts.list_alerts(bench.state))
     return [(a["kind"], a["subject"], a["message"]) for a in found]
 
 
@@ -47,7 +47,7 @@ def explorers(client: Any, name: str = "solo") -> list[str]:
 
 
 def status(server: BenchServer, alias: str) -> str:
-    return server.admin(lambda bench: bench.admin.model(alias))["status"]
+    return server.admin(lambda bench: bench.models.model(alias))["status"]
 
 
 def test_went_paid_raises_one_alert_and_keeps_it_out_of_explorers_until_acknowledged(pair, fake_upstream, client):
@@ -71,14 +71,14 @@ def test_went_paid_raises_one_alert_and_keeps_it_out_of_explorers_until_acknowle
     assert refresh(pair)["went_paid"] == 0
     assert explorers(client) == []
 
-    alert_id = pair.admin(lambda bench: bench_alerts.list_alerts(bench))[0]["id"]
-    acknowledged = pair.admin(lambda bench: bench_alerts.acknowledge(bench, alert_id))
+    alert_id = pair.admin(lambda bench: bench_alerts.list_alerts(bench.state))[0]["id"]
+    acknowledged = pair.admin(lambda bench: bench_alerts.acknowledge(bench.state, alert_id))
     assert acknowledged["acknowledged_at"] is not None
     assert open_alerts(pair) == []
     assert explorers(client) == [f"fake/{QWEN}"]  # the running server reloaded its snapshot
 
     async def logged(bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await list_changes(conn, subject="alert")
 
     (change,) = pair.admin(logged)
@@ -143,8 +143,8 @@ def test_a_model_failing_five_seats_in_a_row_raises_one_alert_per_streak(pair, f
 
     fake_upstream.script(QWEN)
     assert ask(client, "bench/q").bench["seats"][0]["status"] == "ok"  # the streak ends
-    alert_id = pair.admin(lambda bench: bench_alerts.list_alerts(bench))[0]["id"]
-    pair.admin(lambda bench: bench_alerts.acknowledge(bench, alert_id))
+    alert_id = pair.admin(lambda bench: bench_alerts.list_alerts(bench.state))[0]["id"]
+    pair.admin(lambda bench: bench_alerts.acknowledge(bench.state, alert_id))
     fake_upstream.script(QWEN, status=500)
     for _ in range(4):
         ask(client, "bench/q")

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.settings import Settings
 
@@ -35,13 +35,13 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
 async def refresh(bench: Bench, fake: Any, name: str, kind: str, listings: dict[str, Any]) -> dict[str, Any]:
     for path, payload in listings.items():
         fake.listing(path, payload)
-    await bench.admin.add_endpoint(name, fake.base_url, kind)
-    return await refresh_endpoint(bench, name)
+    await bench.endpoints.add_endpoint(name, fake.base_url, kind)
+    return await refresh_endpoint(bench.state, name)
 
 
 async def facts(bench: Bench, alias: str) -> dict[str, tuple[Any, str]]:
     """The facts in use, each with the source it came from."""
-    model = await bench.admin.model(alias)
+    model = await bench.models.model(alias)
     return {name: (fact["value"], fact["source"]) for name, fact in model["facts"].items()}
 
 
@@ -95,7 +95,7 @@ async def test_ollama_tags_and_show(bench, fake_upstream):
     # num_ctx in the Modelfile is what really runs.
     assert (await facts(bench, "ollama/qwen2.5-coder:7b"))["context_window"] == (16384, "listing")
     # No /api/show answer: its window is unknown, and an unknown window is never a reason to refuse.
-    r1 = await bench.admin.model("ollama/deepseek-r1:8b")
+    r1 = await bench.models.model("ollama/deepseek-r1:8b")
     assert (r1["context_window"], r1["vision"], r1["free"], r1["family"]) == (None, None, True, "qwen")
 
 
@@ -112,7 +112,7 @@ async def test_open_webui(bench, fake_upstream):
     }
     qwen = await facts(bench, "owui/openrouter.qwen/qwen3-coder:free")
     assert qwen["deprecated"] == ("2026-12-31", "listing")
-    assert (await bench.admin.model("owui/openrouter.qwen/qwen3-coder:free"))["status"] == "retiring"
+    assert (await bench.models.model("owui/openrouter.qwen/qwen3-coder:free"))["status"] == "retiring"
     assert await facts(bench, "owui/llama3.2:3b") == {"family": ("llama", "listing")}
     assert await facts(bench, "owui/summarizer_pipe.gpt-4o-mini") == {}
 
@@ -128,7 +128,7 @@ async def test_litellm_model_info(bench, fake_upstream):
         "free": (False, "listing"),
         "price": ({"prompt": 5.9e-07, "completion": 7.9e-07}, "listing"),
     }
-    flash = await bench.admin.model("lite/gemini-1.5-flash")
+    flash = await bench.models.model("lite/gemini-1.5-flash")
     assert (flash["facts"]["deprecated"], flash["status"]) == ({"value": "2025-09-24", "source": "listing"}, "retiring")
     assert await facts(bench, "lite/local-qwen") == {
         "context_window": (32768, "listing"),
@@ -139,7 +139,7 @@ async def test_litellm_model_info(bench, fake_upstream):
 
 async def test_every_stored_fact_shows_its_source_and_when(bench, fake_upstream):
     await refresh(bench, fake_upstream, "lms", "lmstudio", {"/api/v0/models": fixture("lmstudio_v0")})
-    model = await bench.admin.model("lms/meta-llama-3.1-8b-instruct")
+    model = await bench.models.model("lms/meta-llama-3.1-8b-instruct")
     by_fact = {(s["fact"], s["source"]): s for s in model["sources"]}
     # Both sources are kept: models.dev's 128,000 stays visible under the listing's 131,072, which wins.
     assert by_fact[("context_window", "listing")]["value"] == 131072
@@ -153,14 +153,14 @@ async def test_a_repeated_refresh_writes_only_what_changed(bench, fake_upstream)
     await refresh(bench, fake_upstream, "lms", "lmstudio", {"/api/v0/models": payload})
     first = {
         (s["fact"], s["source"]): s["learned_at"]
-        for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]
+        for s in (await bench.models.model("lms/qwen2-vl-7b-instruct"))["sources"]
     }
     payload["data"][0]["max_context_length"] = 16384
     fake_upstream.listing("/api/v0/models", payload)
-    await refresh_endpoint(bench, "lms")
+    await refresh_endpoint(bench.state, "lms")
     second = {
         (s["fact"], s["source"]): s["learned_at"]
-        for s in (await bench.admin.model("lms/qwen2-vl-7b-instruct"))["sources"]
+        for s in (await bench.models.model("lms/qwen2-vl-7b-instruct"))["sources"]
     }
     assert set(first) == set(second)
     changed = {key for key in first if first[key] != second[key]}

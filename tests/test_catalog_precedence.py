@@ -35,18 +35,18 @@ def setup(server: BenchServer, fake: Any, *entries: dict[str, Any]) -> None:
     serve_listing(fake, *entries)
 
     async def add(bench):
-        await bench.admin.add_endpoint("or", fake.base_url, "openrouter", free_tier=True)
-        await bench.admin.refresh_endpoint("or")
+        await bench.endpoints.add_endpoint("or", fake.base_url, "openrouter", free_tier=True)
+        await bench.endpoints.refresh_endpoint("or")
 
     server.admin(add)
 
 
 def refresh(server: BenchServer) -> None:
-    server.admin(lambda bench: bench.admin.refresh_endpoint("or"))
+    server.admin(lambda bench: bench.endpoints.refresh_endpoint("or"))
 
 
 def fact(server: BenchServer, name: str, alias: str = ALIAS) -> dict[str, Any]:
-    return server.admin(lambda bench: bench.admin.model(alias))["facts"].get(name)
+    return server.admin(lambda bench: bench.models.model(alias))["facts"].get(name)
 
 
 def test_sources_disagree_and_one_rule_decides(server, fake_upstream, client):
@@ -63,7 +63,7 @@ def test_sources_disagree_and_one_rule_decides(server, fake_upstream, client):
     assert fact(server, "context_window") == {"value": 65_536, "source": "models.dev"}
 
     # A real "maximum context length" error is learned, and it is lower, so it wins.
-    server.admin(lambda b: b.admin.add_collection({"name": "p", "members": [ALIAS], "max_explorers": 0}))
+    server.admin(lambda b: b.collections.add_collection({"name": "p", "members": [ALIAS], "max_explorers": 0}))
     fake_upstream.script(OR_ID, context_limit=40_000)
     assert ask(client, "bench/p").bench["seats"][0]["status"] == "error"
     assert fact(server, "context_window") == {"value": 40_000, "source": "learned"}
@@ -72,7 +72,7 @@ def test_sources_disagree_and_one_rule_decides(server, fake_upstream, client):
     fake_upstream.script(OR_ID, context_limit=50_000)
     assert ask(client, "bench/p").bench["seats"][0]["status"] == "error"
     assert fact(server, "context_window") == {"value": 40_000, "source": "learned"}
-    learned = [s for s in server.admin(lambda b: b.admin.model(ALIAS))["sources"] if s["source"] == "learned"]
+    learned = [s for s in server.admin(lambda b: b.models.model(ALIAS))["sources"] if s["source"] == "learned"]
     assert [(s["fact"], s["value"]) for s in learned] == [("context_window", 40_000)]
 
     # A listing below what was learned wins: the learned window only counts while it is lower.
@@ -81,7 +81,7 @@ def test_sources_disagree_and_one_rule_decides(server, fake_upstream, client):
     assert fact(server, "context_window") == {"value": 30_000, "source": "listing"}
 
     # The user's override beats every source.
-    server.admin(lambda b: b.admin.set_model(ALIAS, context=100_000, vision=True, family="meta"))
+    server.admin(lambda b: b.models.set_model(ALIAS, context=100_000, vision=True, family="meta"))
     assert fact(server, "context_window") == {"value": 100_000, "source": "override"}
     assert fact(server, "input_kinds") == {"value": ["image", "text"], "source": "override"}
     assert fact(server, "family") == {"value": "meta", "source": "override"}
@@ -92,7 +92,9 @@ def test_a_model_with_no_known_window_is_never_refused(server, fake_upstream):
     assert fact(server, "context_window", "or/someone/unlisted-model-7b") is None
     fake_upstream.script("someone/unlisted-model-7b")
     server.admin(
-        lambda b: b.admin.add_collection({"name": "p", "members": ["or/someone/unlisted-model-7b"], "max_explorers": 0})
+        lambda b: b.collections.add_collection(
+            {"name": "p", "members": ["or/someone/unlisted-model-7b"], "max_explorers": 0}
+        )
     )
     response = httpx2.post(
         f"{server.v1}/chat/completions",

@@ -51,14 +51,14 @@ KNOWN = {
 
 def changes(server: BenchServer, action: str) -> list[dict[str, Any]]:
     async def read(bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await list_changes(conn, limit=1000, subject="model")
 
     return [c for c in reversed(server.admin(read)) if c["action"] == action]
 
 
 def limits(server: BenchServer, model: str) -> dict[str, Any] | None:
-    return server.admin(lambda bench: bench.admin.model(f"fake/{model}"))["facts"].get("rate_limits")
+    return server.admin(lambda bench: bench.models.model(f"fake/{model}"))["facts"].get("rate_limits")
 
 
 @pytest.fixture
@@ -117,7 +117,7 @@ def test_repeated_429s_extend_the_cooldown_and_an_answer_ends_the_streak(server,
         pytest.approx(20, abs=1),
         pytest.approx(40, abs=1),
     ]
-    assert server.admin(lambda bench: bench.admin.model("fake/busy"))["status"] == "cooldown"
+    assert server.admin(lambda bench: bench.models.model("fake/busy"))["status"] == "cooldown"
 
     monkeypatch.setenv("BENCHWARMERS_HOME", str(server.settings.home))
     monkeypatch.setenv("COLUMNS", "200")

@@ -11,7 +11,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import SourceResult, models_dev_cache, refresh_all
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
@@ -47,11 +47,11 @@ async def bench(tmp_path: Path) -> AsyncIterator[Bench]:
 
 async def add_or(bench: Bench, fake: Any, window: int | None = None) -> None:
     fake.listing("/v1/models", {"object": "list", "data": [entry(window=window)]})
-    await bench.admin.add_endpoint("or", fake.base_url, "openrouter", free_tier=True)
+    await bench.endpoints.add_endpoint("or", fake.base_url, "openrouter", free_tier=True)
 
 
 async def facts(bench: Bench) -> dict[str, tuple[Any, str]]:
-    model = await bench.admin.model(ALIAS)
+    model = await bench.models.model(ALIAS)
     return {name: (fact["value"], fact["source"]) for name, fact in model["facts"].items()}
 
 
@@ -59,7 +59,7 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
     await add_or(bench, fake_upstream)
     fake_upstream.listing("/api.json", LIVE)
     url = f"{fake_upstream.root_url}/api.json"
-    results = await refresh_all(bench, models_dev_url=url)
+    results = await refresh_all(bench.state, models_dev_url=url)
     assert results == [
         SourceResult("models.dev", True, "live catalog saved"),
         SourceResult(
@@ -77,7 +77,7 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
     # Unreachable, or answering something that is not a catalog: the cached copy stays in use.
     for status, payload in ((503, {"error": "down"}), (200, {"not": "a catalog"})):
         fake_upstream.listing("/api.json", payload, status=status)
-        results = await refresh_all(bench, models_dev_url=url)
+        results = await refresh_all(bench.state, models_dev_url=url)
         assert results[0] == SourceResult("models.dev", False, "could not be fetched; using the cached catalog")
         assert results[1].ok
         assert await facts(bench) == live
@@ -85,32 +85,32 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
 
     # No cache and no network: the snapshot bundled with the models-dev package.
     models_dev_cache(bench.settings).unlink()
-    results = await refresh_all(bench, models_dev_url=url)
+    results = await refresh_all(bench.state, models_dev_url=url)
     assert results[0] == SourceResult("models.dev", False, "could not be fetched; using the bundled catalog")
     assert (await facts(bench))["context_window"] == (65_536, "models.dev")
-    results = await refresh_all(bench, models_dev_url=None)
+    results = await refresh_all(bench.state, models_dev_url=None)
     assert results[0] == SourceResult("models.dev", True, "not fetched; using the bundled catalog")
 
 
 async def test_a_failed_listing_keeps_the_last_good_facts(bench, fake_upstream):
     await add_or(bench, fake_upstream, window=131_072)
-    await refresh_all(bench, models_dev_url=None)
-    before = await bench.admin.model(ALIAS)
+    await refresh_all(bench.state, models_dev_url=None)
+    before = await bench.models.model(ALIAS)
 
     fake_upstream.listing("/v1/models", {"error": {"message": "Service Unavailable"}}, status=503)
-    results = await refresh_all(bench, models_dev_url=None)
+    results = await refresh_all(bench.state, models_dev_url=None)
     assert results[1] == SourceResult("or", False, "upstream error (503): Service Unavailable")
     fake_upstream.listing("/v1/models", {"models": "not a list"})
-    results = await refresh_all(bench, models_dev_url=None)
+    results = await refresh_all(bench.state, models_dev_url=None)
     assert results[1] == SourceResult(
         "or",
         False,
         "upstream error: the model listing could not be read: not a model listing: expected a list under 'data'",
     )
-    after = await bench.admin.model(ALIAS)
+    after = await bench.models.model(ALIAS)
     assert after == before  # same facts, same sources, same learned_at; not gone
     assert after["status"] == "ok"
-    (endpoint,) = await bench.admin.list_endpoints()
+    (endpoint,) = await bench.endpoints.list_endpoints()
     assert endpoint["refresh_error"] == results[1].detail
 
 

@@ -8,7 +8,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import list_changes
@@ -79,7 +79,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
     assert cli("collection", "remove", "reviewers") == (1, "error: no collection named 'reviewers'.\n")
 
     async def log():
-        async with Bench(Settings(home=tmp_path / "home")) as bench, bench.read() as conn:
+        async with Bench(Settings(home=tmp_path / "home")) as bench, bench.state.read() as conn:
             return [(c["subject"], c["name"], c["action"]) for c in await list_changes(conn, subject="collection")]
 
     assert asyncio.run(log()) == [

@@ -158,7 +158,7 @@ def test_refresh_of_an_unreachable_endpoint_fails_in_one_line(cli):
     code, out = cli("endpoint", "add", "off", "--base-url", "http://127.0.0.1:9/v1")
     code, out = cli("endpoint", "refresh", "off")
     assert code == 1
-    assert out.startswith("error: connection failed")
+    assert out.startswith("error: refreshing off failed: connection failed")
     assert len(out.strip().splitlines()) == 1
 
 

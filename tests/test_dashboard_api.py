@@ -9,7 +9,7 @@ import time
 import httpx2
 import pytest
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.server.pages import CSP
 from benchwarmers.store import alerts as alert_rows
 from tests.benchserver import BenchServer
@@ -210,7 +210,7 @@ def test_shapes_and_decision_models(bench_with_roster):
 
 def test_an_alert_is_listed_and_acknowledged_once(bench_with_roster):
     async def raise_one(bench: Bench) -> int | None:
-        async with bench.write() as conn:
+        async with bench.state.write() as conn:
             return await alert_rows.raise_alert(
                 conn, kind="went_paid", subject="fake/phi-4", message="fake/phi-4 now has a price", now=time.time()
             )

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import httpx2
 
-from benchwarmers.bench.core import Bench
 from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.bench.evidence.standings import standings
+from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls, counts
 from tests.test_gateway_panels import ask, collection
 
@@ -29,9 +29,9 @@ def test_standings_from_counts_match_the_evidence_leaderboard(bench_with_roster,
     httpx2.post(verdict, json={"call": seats[1]["call"], "useful": False}).raise_for_status()  # a replaced one
 
     async def both(bench: Bench) -> tuple[list, list, int, int]:
-        full = await leaderboard(bench)
-        quick = await standings(bench)
-        async with bench.read() as conn:
+        full = await leaderboard(bench.state)
+        quick = await standings(bench.state)
+        async with bench.state.read() as conn:
             owed = await counts.owed_count(conn)
             panels = await calls.list_panels(conn, limit=100)
         return full, quick, owed, sum(p["owed"] for p in panels)

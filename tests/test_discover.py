@@ -11,7 +11,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.cli.app import app
@@ -28,10 +28,10 @@ async def bench(tmp_path: Path, fake_upstream: Any) -> AsyncIterator[Bench]:
     local Ollama (which reaches no models.dev provider)."""
     fake_upstream.listing("/v1/models", {"object": "list", "data": [entry(FLASH)]})
     async with Bench(Settings(home=tmp_path / "home"), actor="test") as opened:
-        await opened.admin.add_endpoint("or", fake_upstream.base_url, "openrouter")
-        await refresh_endpoint(opened, "or")
-        await opened.admin.add_endpoint("gq", "https://api.groq.com/openai/v1", "groq")
-        await opened.admin.add_endpoint("ollama", "http://127.0.0.1:11434/v1", "ollama")
+        await opened.endpoints.add_endpoint("or", fake_upstream.base_url, "openrouter")
+        await refresh_endpoint(opened.state, "or")
+        await opened.endpoints.add_endpoint("gq", "https://api.groq.com/openai/v1", "groq")
+        await opened.endpoints.add_endpoint("ollama", "http://127.0.0.1:11434/v1", "ollama")
         yield opened
 
 
@@ -44,7 +44,7 @@ def marks(found: dict[str, Any]) -> tuple[list[str], str | None, str | None, lis
 
 
 async def test_free_first_then_reachable_with_marks(bench):
-    found = await bench_discover.discover(bench)
+    found = await bench_discover.discover(bench.state)
     assert len(found) > 4000  # the whole bundled snapshot: nothing fetched
     free = [f["free"] for f in found]
     assert free == sorted(free, reverse=True)  # every free model before every priced one
@@ -84,13 +84,15 @@ async def test_free_first_then_reachable_with_marks(bench):
 
 
 async def test_filters(bench):
-    found = await bench_discover.discover(bench, free=True, vision=True, min_context=200_000, provider="openrouter")
+    found = await bench_discover.discover(
+        bench.state, free=True, vision=True, min_context=200_000, provider="openrouter"
+    )
     assert found
     assert all(f["free"] and f["vision"] and f["context_window"] >= 200_000 for f in found)
     assert {f["provider"] for f in found} == {"openrouter"}
-    assert len(await bench_discover.discover(bench, limit=5)) == 5
+    assert len(await bench_discover.discover(bench.state, limit=5)) == 5
     with pytest.raises(NotFound) as unknown:
-        await bench_discover.discover(bench, provider="openroutr")
+        await bench_discover.discover(bench.state, provider="openroutr")
     assert (
         unknown.value.message
         == "models.dev has no provider 'openroutr'. Did you mean openrouter, orcarouter, opencode?"
@@ -98,32 +100,32 @@ async def test_filters(bench):
 
 
 async def test_discover_add_puts_a_reachable_model_on_the_bench(bench, fake_upstream):
-    added = await bench_discover.add(bench, "openrouter/qwen/qwen3-coder:free")
+    added = await bench_discover.add(bench.state, "openrouter/qwen/qwen3-coder:free")
     assert added["alias"] == "or/qwen/qwen3-coder:free"
     assert (added["context_window"], added["free"], added["family"], added["status"]) == (262_000, True, "qwen", "ok")
     assert added["facts"]["context_window"] == {"value": 262_000, "source": "models.dev"}
     # Its endpoint's listing does not carry it: a model added by hand is not "gone" for that.
-    assert (await refresh_endpoint(bench, "or"))["gone"] == 0
-    assert (await bench.admin.model("or/qwen/qwen3-coder:free"))["status"] == "ok"
-    found = by_id(await bench_discover.discover(bench, provider="openrouter", free=True))
+    assert (await refresh_endpoint(bench.state, "or"))["gone"] == 0
+    assert (await bench.models.model("or/qwen/qwen3-coder:free"))["status"] == "ok"
+    found = by_id(await bench_discover.discover(bench.state, provider="openrouter", free=True))
     assert found["openrouter/qwen/qwen3-coder:free"]["marks"] == ["reachable", "on bench"]
 
     with pytest.raises(Conflict, match=r"openrouter/qwen/qwen3-coder:free is on the bench already as or/qwen/"):
-        await bench_discover.add(bench, "openrouter/qwen/qwen3-coder:free")
+        await bench_discover.add(bench.state, "openrouter/qwen/qwen3-coder:free")
     with pytest.raises(InvalidRequest) as refused:
-        await bench_discover.add(bench, "cerebras/gpt-oss-120b")
+        await bench_discover.add(bench.state, "cerebras/gpt-oss-120b")
     assert refused.value.message == (
         "cerebras/gpt-oss-120b is not reachable: no endpoint of yours serves cerebras. "
         "Add one first: benchwarmers endpoint add cerebras --preset cerebras"
     )
     with pytest.raises(NotFound) as typo:
-        await bench_discover.add(bench, "openrouter/qwen/qwen3-cooder:free")
+        await bench_discover.add(bench.state, "openrouter/qwen/qwen3-cooder:free")
     assert typo.value.message == (
         "models.dev lists no 'qwen/qwen3-cooder:free' under openrouter. Did you mean openrouter/qwen/qwen3-coder:free, "
         "openrouter/qwen/qwen3-coder, openrouter/qwen/qwen3-coder-next?"
     )
     with pytest.raises(InvalidRequest, match="is not PROVIDER/MODEL"):
-        await bench_discover.add(bench, "qwen3-coder")
+        await bench_discover.add(bench.state, "qwen3-coder")
 
 
 def test_discover_commands(tmp_path, monkeypatch, fake_upstream):

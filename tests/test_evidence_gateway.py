@@ -10,10 +10,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence import board as evidence
 from benchwarmers.bench.evidence.stats import bootstrap_bt, bradley_terry
-from benchwarmers.bench.panels.service import Caller
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.benchserver import BenchServer
@@ -126,7 +126,7 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
 
 def test_pinned_primary_wins_until_cleared_and_is_logged(bench_with_roster, judged_trio, cli):
     def primary() -> str | None:
-        return bench_with_roster.admin(lambda b: evidence.primary_for(b, "review"))
+        return bench_with_roster.admin(lambda b: evidence.primary_for(b.state, "review"))
 
     assert primary() == "fake/llama-3.3-70b"
     assert cli("role", "set", "primary", "review", "fake/qwen3-32b") == (
@@ -152,9 +152,9 @@ def test_pinned_primary_wins_until_cleared_and_is_logged(bench_with_roster, judg
         "pinned fake/gemma-3-27b as primary for review (was fake/qwen3-32b)\n",
     )
     # A pinned model that can no longer sit is not used: the evidence decides.
-    bench_with_roster.admin(lambda b: b.admin.set_model("fake/gemma-3-27b", enabled=False))
+    bench_with_roster.admin(lambda b: b.models.set_model("fake/gemma-3-27b", enabled=False))
     assert primary() == "fake/llama-3.3-70b"
-    bench_with_roster.admin(lambda b: b.admin.set_model("fake/gemma-3-27b", enabled=True))
+    bench_with_roster.admin(lambda b: b.models.set_model("fake/gemma-3-27b", enabled=True))
     assert primary() == "fake/gemma-3-27b"
     assert cli("role", "clear", "primary", "review") == (
         0,
@@ -172,7 +172,7 @@ def test_pinned_primary_wins_until_cleared_and_is_logged(bench_with_roster, judg
     )
 
     async def role_changes(bench: Bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await list_changes(conn, subject="role")
 
     logged = bench_with_roster.admin(role_changes)
@@ -187,10 +187,10 @@ def test_primary_follows_new_verdicts_in_one_process(bench_with_roster, judged_t
     p1, p2, p3, _ = judged_trio
 
     async def flip(bench: Bench) -> tuple[str | None, str | None]:
-        before = await evidence.primary_for(bench, "review")
+        before = await evidence.primary_for(bench.state, "review")
         for panel in (p1, p2, p3):
-            await bench.gateway.verdict({"call": panel["llama-3.3-70b"], "useful": False}, Caller())
-        return before, await evidence.primary_for(bench, "review")
+            await bench.verdicts.record({"call": panel["llama-3.3-70b"], "useful": False}, Caller())
+        return before, await evidence.primary_for(bench.state, "review")
 
     # llama drops to 0/3: gemma (1/2, lower bound 0.09) now leads qwen (1/3, 0.06).
     assert bench_with_roster.admin(flip) == ("fake/llama-3.3-70b", "fake/gemma-3-27b")
@@ -251,12 +251,12 @@ def test_export_evidence_lines(bench_with_roster, judged_trio, cli, tmp_path):
 
 
 def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, fake, cli):
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
     # Explorers: two llama and two qwen members leave six families to explore, two per panel.
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"])
     for _ in range(3):
         ask(client, "bench/pair")
-    bench_with_roster.admin(lambda b: b.admin.set_model("fake/kimi-k2", enabled=False))
+    bench_with_roster.admin(lambda b: b.models.set_model("fake/kimi-k2", enabled=False))
     # Length: two members answer at length and are judged useful, two answer tersely and are not.
     wordy, terse = ["glm-4.5-air", "deepseek-r1"], ["phi-4", "mistral-small"]
     for alias in wordy:
@@ -341,8 +341,8 @@ def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, 
 
 
 def test_epsilon_defaults_to_a_fifth_and_sends_explorers_after_the_evidence(bench_with_roster, client):
-    assert bench_with_roster.admin(lambda b: b.snapshot()).gateway["epsilon"] == 0.2
-    bench_with_roster.bench.gateway.rng = random.Random(11)  # the server's chance, injected
+    assert bench_with_roster.admin(lambda b: b.state.snapshot()).gateway["epsilon"] == 0.2
+    bench_with_roster.bench.panels.rng = random.Random(11)  # the server's chance, injected
     # Ten code panels where every non-llama model sits and only gemma is ever useful.
     others = ["qwen3-32b", "qwen3-coder", "gemma-3-27b", "mistral-small", "deepseek-r1", "phi-4", "glm-4.5-air",
               "kimi-k2"]  # fmt: skip
@@ -358,9 +358,9 @@ def test_epsilon_defaults_to_a_fifth_and_sends_explorers_after_the_evidence(benc
 
     # Epsilon 1: every explorer pick is a Thompson draw, so gemma sits again and again although,
     # by staleness alone, a model that just sat goes to the back of the queue.
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(epsilon=1.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=1.0))
     assert [explorer() for _ in range(3)] == ["gemma-3-27b"] * 3
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
     assert explorer() != "gemma-3-27b"
 
 

@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from openai import OpenAI
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from tests.benchserver import BenchServer
 from tests.gateway_fixtures import ROSTER
 
@@ -35,7 +35,7 @@ def collection(server: BenchServer, name: str, members: list[str], **extra: obje
         "tags": ["test"],
         **extra,
     }
-    server.admin(lambda bench: bench.admin.add_collection(data))
+    server.admin(lambda bench: bench.collections.add_collection(data))
 
 
 def ask(client: OpenAI, model: str, text: str = "Review this function.", **kwargs: object):
@@ -76,7 +76,7 @@ def test_explorer_seats_follow_the_arithmetic(bench_with_roster, client, members
 
 def test_explorers_are_stalest_first_and_never_a_members_family(bench_with_roster, client):
     # Pure staleness: with epsilon > 0 some picks go to a Thompson draw (tests/test_evidence_gateway.py).
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
     collection(bench_with_roster, "solo", ["llama-3.3-70b"])
     seated_at: dict[str, int] = {}
     for turn in range(8):
@@ -110,7 +110,7 @@ def test_explorers_skip_rate_limited_and_too_small_models(bench_with_roster, cli
     explorers = {s["alias"].removeprefix("fake/") for s in bench["seats"] if s["seat"] == "explorer"}
     assert len(explorers) == 5
     assert not explorers & {"phi-4", "llama-3.1-8b", "deepseek-r1"}
-    cooling = bench_with_roster.admin(lambda b: b.admin.model("fake/deepseek-r1"))
+    cooling = bench_with_roster.admin(lambda b: b.models.model("fake/deepseek-r1"))
     assert cooling["status"] == "cooldown"
 
 
@@ -118,7 +118,7 @@ def test_failed_empty_and_slow_seats_are_each_named(bench_with_roster, client, f
     fake.script("qwen3-32b", status=500)
     fake.script("gemma-3-27b", empty=True)
     fake.script("mistral-small", hang=True)
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(seat_timeout=0.5))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(seat_timeout=0.5))
     collection(
         bench_with_roster,
         "mixed",
@@ -213,7 +213,7 @@ def test_stream_with_usage_parses_in_the_sdk(bench_with_roster, client):
 def test_stream_sends_pings_then_one_chunk_then_done(bench_with_roster, fake):
     fake.script("phi-4", latency=1.3)
     collection(bench_with_roster, "slow", ["phi-4"], max_explorers=0)
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(ping_interval=0.5))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(ping_interval=0.5))
     with httpx2.stream(
         "POST",
         f"{bench_with_roster.v1}/chat/completions",
@@ -256,10 +256,10 @@ def test_a_429_puts_the_model_in_cooldown(bench_with_roster, client, fake):
     ask(client, "bench/g")
 
     async def read(bench: Bench):
-        return (await bench.snapshot()).models["fake/gemma-3-27b"]
+        return (await bench.state.snapshot()).models["fake/gemma-3-27b"]
 
     model = bench_with_roster.admin(read)
-    panel_at = bench_with_roster.admin(lambda b: b.admin.model("fake/gemma-3-27b"))
+    panel_at = bench_with_roster.admin(lambda b: b.models.model("fake/gemma-3-27b"))
     assert panel_at["status"] == "cooldown"
     assert model.cooldown_until is not None
     assert 80 < model.cooldown_until - time.time() <= 90
@@ -271,7 +271,7 @@ def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fa
     seat = ask(client, "bench/g").bench["seats"][0]
     assert seat["status"] == "error"
     assert "20000" in seat["error"].replace(",", "")
-    shown = bench_with_roster.admin(lambda b: b.admin.model("fake/glm-4.5-air"))
+    shown = bench_with_roster.admin(lambda b: b.models.model("fake/glm-4.5-air"))
     assert shown["context_window"] == 20_000
     assert shown["facts"]["context_window"] == {"value": 20_000, "source": "learned"}
     # Now a 30k-token prompt is refused before any model is called.
@@ -297,7 +297,7 @@ def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):
     async def panels(bench: Bench):
         from benchwarmers.store import calls
 
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await calls.list_panels(conn)
 
     deadline = time.monotonic() + 5

@@ -7,7 +7,7 @@ import base64
 import httpx2
 import pytest
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
@@ -45,7 +45,7 @@ def vision_bench(server: BenchServer, fake: FakeUpstream) -> BenchServer:
         ("mystery-model", "mystery"),
         ("text-only-9", "text"),
     ):
-        server.admin(lambda b, a=alias, f=family: b.admin.set_model(f"fake/{a}", family=f))
+        server.admin(lambda b, a=alias, f=family: b.models.set_model(f"fake/{a}", family=f))
     return server
 
 
@@ -68,7 +68,7 @@ def post(server: BenchServer, model: str, messages: list[dict], **extra):
 
 
 def create(server: BenchServer, name: str, members: list[str]) -> None:
-    server.admin(lambda b: b.admin.add_collection({"name": name, "members": [f"fake/{m}" for m in members]}))
+    server.admin(lambda b: b.collections.add_collection({"name": name, "members": [f"fake/{m}" for m in members]}))
 
 
 def test_blind_and_unknown_members_are_skipped_and_seeing_seats_get_the_exact_messages(vision_bench, fake):
@@ -96,7 +96,7 @@ def test_blind_and_unknown_members_are_skipped_and_seeing_seats_get_the_exact_me
 
 
 def test_no_seat_that_can_see_is_a_400(vision_bench, fake):
-    vision_bench.admin(lambda b: b.admin.set_gateway(max_explorers=0))
+    vision_bench.admin(lambda b: b.gateway_settings.set_gateway(max_explorers=0))
     create(vision_bench, "blind", ["acme-blind", "text-only-9"])
     response = post(vision_bench, "bench/blind", image_messages())
     assert response.status_code == 400
@@ -112,7 +112,7 @@ def test_images_are_stored_and_exported_only_as_placeholders(vision_bench, fake)
     panel_id = response.json()["bench"]["panel"]
 
     async def read(bench: Bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await calls.list_panels(conn, panel_id=panel_id)
 
     [panel] = vision_bench.admin(read)
@@ -154,7 +154,7 @@ def test_https_image_urls_pass_through_and_count_2500_tokens(vision_bench, fake)
     response = post(vision_bench, "bench/look", image_messages(url))
     assert response.status_code == 200
     assert fake.chat_requests[0].json["messages"][0]["content"][1]["image_url"]["url"] == url
-    vision_bench.admin(lambda b: b.admin.set_model("fake/acme-eye-1", context=2_000))
+    vision_bench.admin(lambda b: b.models.set_model("fake/acme-eye-1", context=2_000))
     too_big = post(vision_bench, "bench/look", image_messages(url))
     assert too_big.status_code == 413
     assert "about 2,507 tokens" in too_big.json()["error"]["message"]

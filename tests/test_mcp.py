@@ -11,8 +11,7 @@ import httpx2
 import pytest
 from mcp import Client
 
-from benchwarmers.bench.admin.keys import Keys
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.mcp import create_server
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
@@ -38,7 +37,7 @@ async def admin(server: BenchServer, read: Any) -> Any:
     """Read the bench's database from a separate Bench (in a thread: the test's loop is running)."""
 
     async def action(bench: Bench) -> Any:
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await read(conn)
 
     return await asyncio.to_thread(server.admin, action)
@@ -268,7 +267,7 @@ def keyed(tmp_path: Path, fake: FakeUpstream) -> Iterator[tuple[BenchServer, str
         add_fake_endpoint(server, fake, models=[listed(m, w) for m, w in ROSTER.items()])
         collection(server, "reviewers", ["llama-3.3-70b", "qwen3-32b"])
         collection(server, "private", ["phi-4"])
-        key, _ = server.admin(lambda bench: Keys(bench).create("agent", ["reviewers"]))
+        key, _ = server.admin(lambda bench: bench.keys.create("agent", ["reviewers"]))
         yield server, key
     finally:
         server.stop()

@@ -17,7 +17,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.cli.mcp import with_port
 from benchwarmers.store import calls
@@ -31,7 +31,7 @@ BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")
 
 def verdicts_for(server: BenchServer, call: str) -> list[dict]:
     async def read(bench: Bench) -> list[dict]:
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await calls.verdict_history(conn, call)
 
     return server.admin(read)

@@ -136,7 +136,7 @@ def test_merger_messages_shuffle_with_the_rng():
 
 
 def test_the_routers_pick_merges_when_no_member_has_useful_verdicts(bench_with_roster, client):
-    bench_with_roster.admin(lambda b: set_role(b, "primary", "general", "fake/deepseek-r1"))
+    bench_with_roster.admin(lambda b: set_role(b.state, "primary", "general", "fake/deepseek-r1"))
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0, reply="merged")
     merger = ask(client, "bench/pair").bench["merger"]
     assert (merger["alias"], merger["chosen_as"]) == ("fake/deepseek-r1", "the router's best for general")

@@ -69,7 +69,7 @@ def pg_server(postgres, tmp_path, fake) -> Iterator[BenchServer]:
 
 def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):
     add_fake_endpoint(pg_server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b"), listed("phi-4")])
-    pg_server.admin(lambda b: b.admin.add_collection({"name": "pair", "members": ["fake/llama-3.3-70b"]}))
+    pg_server.admin(lambda b: b.collections.add_collection({"name": "pair", "members": ["fake/llama-3.3-70b"]}))
     reply = httpx2.post(
         f"{pg_server.v1}/chat/completions",
         timeout=30,
@@ -84,7 +84,7 @@ def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):
     assert [(p["id"], p["owed"]) for p in panels] == [(reply["bench"]["panel"], 2)]
     assert httpx2.get(f"{pg_server.url}/readyz").json() == {"status": "ready", "database": "ok"}
     # A second server process on the same database sees the first one's collection (config version).
-    pg_server.admin(lambda b: b.admin.edit_collection("pair", {"max_explorers": 0}))
+    pg_server.admin(lambda b: b.collections.edit_collection("pair", {"max_explorers": 0}))
     deadline = time.monotonic() + 3
     while time.monotonic() < deadline:
         models = httpx2.get(f"{pg_server.v1}/models").json()["data"]

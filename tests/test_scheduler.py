@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.bench.upkeep.scheduler import DAY, MAX_NAP, RETRY_AFTER_ERROR, CatalogScheduler
 from benchwarmers.settings import Settings
@@ -54,14 +54,14 @@ async def until(condition: Any, timeout: float = 10.0) -> None:
 
 async def test_the_daily_job_refreshes_every_endpoint_and_models_dev(bench, fake_upstream):
     fake_upstream.listing("/v1/models", {"object": "list", "data": [entry(window=131_072)]})
-    await bench.admin.add_endpoint("or", fake_upstream.base_url, "openrouter", free_tier=True)
-    await bench.admin.refresh_endpoint("or")
+    await bench.endpoints.add_endpoint("or", fake_upstream.base_url, "openrouter", free_tier=True)
+    await bench.endpoints.refresh_endpoint("or")
     fake_upstream.listing("/v1/models", {"object": "list", "data": [entry(window=64_000)]})
     fake_upstream.listing("/api.json", {"error": "down"}, status=503)
     scheduler: CatalogScheduler | None = None
     clock = Clock(time.time(), hold=lambda: scheduler is not None and scheduler.runs > 0)
     scheduler = CatalogScheduler(
-        bench, clock=clock, sleep=clock.sleep, models_dev_url=f"{fake_upstream.root_url}/api.json"
+        bench.state, clock=clock, sleep=clock.sleep, models_dev_url=f"{fake_upstream.root_url}/api.json"
     )
     assert await scheduler.due() == pytest.approx(clock.now + DAY, abs=5)  # a day after the last refresh
 
@@ -74,10 +74,10 @@ async def test_the_daily_job_refreshes_every_endpoint_and_models_dev(bench, fake
         assert max(before) <= MAX_NAP
         assert after == MAX_NAP
         assert await scheduler.due() == pytest.approx(clock.now + DAY, abs=5)
-        model = await bench.admin.model(f"or/{OR_ID}")
+        model = await bench.models.model(f"or/{OR_ID}")
         assert model["facts"]["context_window"] == {"value": 64_000, "source": "listing"}
         assert "/api.json" in [r.path for r in fake_upstream.requests]
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             refreshes = [c for c in await list_changes(conn, subject="endpoint") if c["action"] == "refresh"]
         assert [c["actor"] for c in refreshes] == ["scheduler", "test"]
     finally:
@@ -86,9 +86,9 @@ async def test_the_daily_job_refreshes_every_endpoint_and_models_dev(bench, fake
 
 async def test_a_refresh_by_hand_moves_the_due_time(bench):
     clock = Clock(time.time() - 5 * DAY)  # started five days ago on a bench never refreshed: overdue
-    scheduler = CatalogScheduler(bench, clock=clock, sleep=clock.sleep, models_dev_url=None)
+    scheduler = CatalogScheduler(bench.state, clock=clock, sleep=clock.sleep, models_dev_url=None)
     assert await scheduler.due() == pytest.approx(clock.now + DAY)
-    await refresh_all(bench, models_dev_url=None)
+    await refresh_all(bench.state, models_dev_url=None)
     assert await scheduler.due() == pytest.approx(time.time() + DAY, abs=5)
 
 
@@ -102,7 +102,7 @@ async def test_a_failing_job_never_stops_the_scheduler(bench):
         if len(calls) == 1:
             raise RuntimeError("database went away")
 
-    scheduler = CatalogScheduler(bench, clock=clock, sleep=clock.sleep, job=job, every=DAY)
+    scheduler = CatalogScheduler(bench.state, clock=clock, sleep=clock.sleep, job=job, every=DAY)
     scheduler.start()
     try:
         await until(lambda: scheduler.runs == 1)

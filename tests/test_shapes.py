@@ -21,7 +21,7 @@ def decision_requests(fake):
 
 
 def add_decision(server, alias="fake/kimi-k2", kind="chat"):
-    return server.admin(lambda b: b.gateway.shapes.add_decision_model(alias, kind))
+    return server.admin(lambda b: b.shapes.add_decision_model(alias, kind))
 
 
 def test_a_chat_decision_model_picks_review(bench_with_roster, client, fake):
@@ -46,7 +46,7 @@ def test_a_chat_decision_model_picks_review(bench_with_roster, client, fake):
 async def _panel(bench, panel_id):
     from benchwarmers.store import calls
 
-    async with bench.read() as conn:
+    async with bench.state.read() as conn:
         return (await calls.list_panels(conn, panel_id=panel_id))[0]
 
 
@@ -66,9 +66,9 @@ def test_a_decision_timeout_falls_back_to_general_quickly(bench_with_roster, cli
     fake.script("kimi-k2", reply='{"shape": "review", "confidence": 0.9}')
     add_decision(bench_with_roster)
     fake.script("kimi-k2", hang=True)
-    bench_with_roster.admin(lambda b: b.admin.set_gateway(decision_timeout=0.3))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(decision_timeout=0.3))
     # Disabled: it may not sit an explorer seat (where it would hang), but it still decides shapes.
-    bench_with_roster.admin(lambda b: b.admin.set_model("fake/kimi-k2", enabled=False))
+    bench_with_roster.admin(lambda b: b.models.set_model("fake/kimi-k2", enabled=False))
     collection(bench_with_roster, "auto", ["llama-3.3-70b"])
     started = time.monotonic()
     bench = ask(client, "bench/auto").bench

@@ -10,7 +10,7 @@ import stat
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings, parse_bind
 from benchwarmers.store.db import SCHEMA_REVISION, alembic_config, create_engine, migrate
 
@@ -108,10 +108,10 @@ def test_a_stored_api_key_is_not_readable_in_the_database_file(tmp_path):
 
     async def main() -> None:
         async with Bench(Settings(home=tmp_path)) as bench:
-            await bench.admin.add_endpoint("p", "https://example.invalid/v1", api_key=secret)
-            snapshot = await bench.snapshot()
+            await bench.endpoints.add_endpoint("p", "https://example.invalid/v1", api_key=secret)
+            snapshot = await bench.state.snapshot()
             assert snapshot.endpoints["p"].ref.api_key == secret
-            listed = await bench.admin.list_endpoints()
+            listed = await bench.endpoints.list_endpoints()
             assert listed[0]["api_key"] == "…mnop"
 
     asyncio.run(main())

@@ -6,7 +6,7 @@ import httpx2
 import orjson
 from typer.testing import CliRunner
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.store import calls
 from tests.test_gateway_panels import ask, collection
@@ -18,7 +18,7 @@ def verdict(server, body):
 
 def history(server, call):
     async def read(bench: Bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await calls.verdict_history(conn, call)
 
     return server.admin(read)
@@ -29,7 +29,7 @@ def test_seats_are_recorded_before_the_reply(bench_with_roster, client):
     reply = ask(client, "bench/pair", "what is 2+2?").bench
 
     async def read(bench: Bench):
-        async with bench.read() as conn:
+        async with bench.state.read() as conn:
             return await calls.list_panels(conn, panel_id=reply["panel"])
 
     [panel] = bench_with_roster.admin(read)

@@ -73,3 +73,12 @@ class Unavailable(BenchError):
     status = 503
     type = "server_error"
     code = "unavailable"
+
+
+class UpstreamRefused(BenchError):
+    """A provider the user asked about failed (a listing that cannot be read, a decision model that
+    does not answer): the bench itself is fine, so 502 and the provider's scrubbed reason."""
+
+    status = 502
+    type = "upstream_error"
+    code = "upstream_failed"

@@ -9,7 +9,7 @@ from typing import Any
 import typer
 
 from benchwarmers.bench.admin import alerts as bench_alerts
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
@@ -46,7 +46,7 @@ async def refresh(
     ),
 ) -> None:
     """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
-    names = endpoint or [e["name"] for e in await bench.admin.list_endpoints() if e["enabled"]]
+    names = endpoint or [e["name"] for e in await bench.endpoints.list_endpoints() if e["enabled"]]
     failed = 0
     with progress_bar() as progress:
         task = progress.add_task("refreshing", total=1 + len(names))
@@ -64,7 +64,9 @@ async def refresh(
                     failed += 1
                 console.print(f"{source}: failed: {result.detail}", markup=False)
 
-        await refresh_all(bench, models_dev_url=None if no_models_dev else models_dev_url, only=names, progress=step)
+        await refresh_all(
+            bench.state, models_dev_url=None if no_models_dev else models_dev_url, only=names, progress=step
+        )
     if failed:
         raise typer.Exit(1)
 
@@ -81,7 +83,7 @@ async def alerts(
 ) -> None:
     """Alerts: models that went paid, are retiring or keep failing (`--ack ID` to acknowledge one)."""
     if ack is not None:
-        alert = await bench_alerts.acknowledge(bench, ack)
+        alert = await bench_alerts.acknowledge(bench.state, ack)
         if as_json:
             print_json(alert)
             return
@@ -93,7 +95,7 @@ async def alerts(
                 markup=False,
             )
         return
-    found = await bench_alerts.list_alerts(bench, include_acknowledged=show_all)
+    found = await bench_alerts.list_alerts(bench.state, include_acknowledged=show_all)
     if as_json:
         print_json(found)
         return
@@ -125,7 +127,7 @@ def _marks(found: dict[str, Any]) -> str:
 @with_bench
 async def _discover_list(bench: Bench, **options: Any) -> None:
     as_json = options.pop("as_json")
-    found = await bench_discover.discover(bench, **options)
+    found = await bench_discover.discover(bench.state, **options)
     if as_json:
         print_json(found)
         return
@@ -162,7 +164,7 @@ async def discover_add(
     target: str = typer.Argument(..., metavar="PROVIDER/MODEL", help="e.g. openrouter/qwen/qwen3-coder:free"),
 ) -> None:
     """Put a models.dev model on the roster through the endpoint that reaches its provider."""
-    model = await bench_discover.add(bench, target)
+    model = await bench_discover.add(bench.state, target)
     console.print(
         f"added {model['alias']} (window {_window(model['context_window'])}, images "
         f"{'yes' if model['vision'] else 'no' if model['vision'] is False else '?'}, free "

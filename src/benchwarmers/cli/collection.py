@@ -9,7 +9,7 @@ import orjson
 import typer
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, print_json, table, with_bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
@@ -79,8 +79,8 @@ async def add(
 ) -> None:
     """Create a collection."""
     options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
-    created = await bench.admin.add_collection({"name": name, **options})
-    snapshot = await bench.snapshot()
+    created = await bench.collections.add_collection({"name": name, **options})
+    snapshot = await bench.state.snapshot()
     console.print(
         f"created bench/{created['name']}: {len(created['members'])} member(s) + "
         f"{explorer_seats(created, snapshot.gateway)} explorer seat(s)",
@@ -104,7 +104,7 @@ async def edit(
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
     options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
-    edited = await bench.admin.edit_collection(name, options)
+    edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
 
 
@@ -112,11 +112,11 @@ async def edit(
 @with_bench
 async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List collections."""
-    collections = await bench.admin.list_collections()
+    collections = await bench.collections.list_collections()
     if as_json:
         print_json([_public(c) for c in collections])
         return
-    snapshot = await bench.snapshot()
+    snapshot = await bench.state.snapshot()
     rows = [
         (
             f"bench/{c['name']}",
@@ -135,14 +135,14 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
 @with_bench
 async def show(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Show one collection as JSON."""
-    print_json(_public(await bench.admin.collection(name)))
+    print_json(_public(await bench.collections.collection(name)))
 
 
 @app.command("remove")
 @with_bench
 async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Delete a collection (its recorded panels stay)."""
-    await bench.admin.remove_collection(name)
+    await bench.collections.remove_collection(name)
     console.print(f"removed bench/{name}", markup=False)
 
 
@@ -150,7 +150,7 @@ async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
 @with_bench
 async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
     """Export every collection as JSON (import reads the same file back)."""
-    data = [_public(c) for c in await bench.admin.list_collections()]
+    data = [_public(c) for c in await bench.collections.list_collections()]
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     if file is None:
         console.file.write(text)
@@ -169,7 +169,7 @@ async def import_(bench: Bench, file: Path = typer.Argument(..., help="a file wr
         raise fail(f"{file} is not JSON: {exc.msg}") from None
     if not isinstance(data, list) or not all(isinstance(item, dict) for item in data):
         raise fail(f"{file} must hold a JSON list of collections, as `collection export` writes")
-    result = await bench.admin.import_collections(data)
+    result = await bench.collections.import_collections(data)
     console.print(
         f"imported: {result['created']} created, {result['updated']} updated, {result['unchanged']} unchanged",
         markup=False,

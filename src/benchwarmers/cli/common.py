@@ -16,10 +16,9 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.errors import BenchError
 from benchwarmers.settings import Settings
-from benchwarmers.upstream.failures import UpstreamFailure
 
 T = TypeVar("T")
 console = Console(highlight=False, soft_wrap=True)
@@ -45,8 +44,6 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     except BenchError as exc:
         raise fail(exc.message) from None
-    except UpstreamFailure as exc:
-        raise fail(str(exc)) from None
     except OSError as exc:
         raise fail(f"{type(exc).__name__}: {exc}") from None
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import typer
 
+from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
-from benchwarmers.errors import InvalidRequest
-from benchwarmers.upstream.failures import UpstreamFailure
-from benchwarmers.upstream.listings import KINDS
+from benchwarmers.errors import InvalidRequest, UpstreamRefused
 
 app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
 
@@ -36,7 +35,7 @@ async def add(
     elif not base_url:
         raise InvalidRequest(f"give --base-url, or --preset with one of: {', '.join(PRESETS)}", param="base_url")
     kind = kind or "openai"
-    endpoint = await bench.admin.add_endpoint(
+    endpoint = await bench.endpoints.add_endpoint(
         name, base_url, kind, api_key_env=api_key_env, api_key=api_key, free_tier=bool(free_tier)
     )
     key = endpoint["api_key"] or (f"${endpoint['api_key_env']}" if endpoint["api_key_env"] else "no key")
@@ -48,7 +47,7 @@ async def add(
 @with_bench
 async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List endpoints (stored keys show only their last four characters)."""
-    endpoints = await bench.admin.list_endpoints()
+    endpoints = await bench.endpoints.list_endpoints()
     if as_json:
         print_json(endpoints)
         return
@@ -70,19 +69,19 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
 @with_bench
 async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpoint (default: all)")) -> None:
     """Read each endpoint's model listing and record what it says."""
-    names = [name] if name else [e["name"] for e in await bench.admin.list_endpoints()]
+    names = [name] if name else [e["name"] for e in await bench.endpoints.list_endpoints()]
     failed = 0
     with progress_bar() as progress:
         task = progress.add_task("refreshing", total=len(names))
         for each in names:
             progress.update(task, description=f"refreshing {each}")
             try:
-                summary = await bench.admin.refresh_endpoint(each)
-            except UpstreamFailure as exc:
+                summary = await bench.endpoints.refresh_endpoint(each)
+            except UpstreamRefused as exc:
                 if name:
                     raise
                 failed += 1
-                console.print(f"{each}: failed: {exc}", markup=False)
+                console.print(exc.message, markup=False)
             else:
                 console.print(
                     f"{each}: {summary['listed']} models listed, {summary['added']} new, {summary['gone']} gone",
@@ -97,5 +96,5 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
 @with_bench
 async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Remove an endpoint and its models from the roster (recorded panels keep their text)."""
-    await bench.admin.remove_endpoint(name)
+    await bench.endpoints.remove_endpoint(name)
     console.print(f"removed endpoint {name}", markup=False)

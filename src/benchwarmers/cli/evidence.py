@@ -7,9 +7,9 @@ from typing import Any
 
 import typer
 
-from benchwarmers.bench.core import Bench
 from benchwarmers.bench.evidence import board as evidence
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 
@@ -50,7 +50,7 @@ async def leaderboard(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Rank models per shape: useful rate with its 95% interval, pairwise strength, maturity."""
-    boards = [b.public() for b in await evidence.leaderboard(bench, shape=shape, days=days)]
+    boards = [b.public() for b in await evidence.leaderboard(bench.state, shape=shape, days=days)]
     if as_json:
         print_json(boards)
         return
@@ -83,7 +83,7 @@ async def report(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Honesty reports: explorer exposure, bench vs its best model, verdicts per key, length bias."""
-    data = await honesty_report(bench, days)
+    data = await honesty_report(bench.state, days)
     if as_json:
         print_json(data)
         return
@@ -193,7 +193,7 @@ async def role_set(
     alias: str = typer.Argument(..., help="the model, as on the roster"),
 ) -> None:
     """Pin a model as the role for a shape (the merger and "best for" use it)."""
-    result = await evidence.set_role(bench, role.value, shape, alias)
+    result = await evidence.set_role(bench.state, role.value, shape, alias)
     if not result["changed"]:
         console.print(f"{alias} is already the {role.value} for {shape}; nothing changed", markup=False)
         return
@@ -209,7 +209,7 @@ async def role_clear(
     shape: str = typer.Argument(..., help="the shape"),
 ) -> None:
     """Unpin the role for a shape: the evidence decides again."""
-    result = await evidence.clear_role(bench, role.value, shape)
+    result = await evidence.clear_role(bench.state, role.value, shape)
     console.print(
         f"cleared the {role.value} for {shape} (was {result['alias']}); the evidence decides again", markup=False
     )
@@ -219,7 +219,7 @@ async def role_clear(
 @with_bench
 async def role_list(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List the pinned roles."""
-    pinned = await evidence.list_roles(bench)
+    pinned = await evidence.list_roles(bench.state)
     if as_json:
         print_json(pinned)
         return

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 app = typer.Typer(help="Gateway settings: seat limits, timeouts, exploration share.", no_args_is_help=True)
@@ -14,7 +14,7 @@ app = typer.Typer(help="Gateway settings: seat limits, timeouts, exploration sha
 @with_bench
 async def show(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Show every gateway setting."""
-    settings = (await bench.snapshot()).gateway
+    settings = (await bench.state.snapshot()).gateway
     if as_json:
         print_json(settings)
         return
@@ -36,7 +36,7 @@ async def set_(
     failing_after: int = typer.Option(None, "--failing-after", help="failures in a row before an alert (5)"),
 ) -> None:
     """Change gateway settings (only the options given change)."""
-    after = await bench.admin.set_gateway(
+    after = await bench.gateway_settings.set_gateway(
         max_explorers=max_explorers,
         max_calls=max_calls,
         seat_timeout=seat_timeout,

@@ -6,8 +6,7 @@ from datetime import UTC, datetime
 
 import typer
 
-from benchwarmers.bench.admin.keys import Keys
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
 
 app = typer.Typer(help="Gateway keys: who may call the bench when keys are required.", no_args_is_help=True)
@@ -32,7 +31,7 @@ async def create(
     rpm: int = typer.Option(None, "--rpm", help="requests a minute it may make (default: no limit)"),
 ) -> None:
     """Make a key. It is printed once, here, and never stored: copy it now."""
-    key, record = await Keys(bench).create(name, collection or None, rpm)
+    key, record = await bench.keys.create(name, collection or None, rpm)
     # The key alone on stdout, so `KEY=$(benchwarmers key create ci)` works; the rest on stderr.
     console.print(key, markup=False)
     limit = f", {rpm} requests a minute" if rpm else ""
@@ -51,7 +50,7 @@ async def list_(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Keys with their last four characters, what they may call and when each was last used."""
-    keys = await Keys(bench).list_keys(include_revoked=revoked)
+    keys = await bench.keys.list_keys(include_revoked=revoked)
     if as_json:
         print_json(keys)
         return
@@ -76,5 +75,5 @@ async def list_(
 @with_bench
 async def revoke(bench: Bench, name: str = typer.Argument(..., help="the key's name")) -> None:
     """Revoke a key: it stops working on the next request, in every running server."""
-    await Keys(bench).revoke(name)
+    await bench.keys.revoke(name)
     console.print(f"key {name!r} revoked", markup=False)

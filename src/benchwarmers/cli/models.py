@@ -7,7 +7,7 @@ import time
 import orjson
 import typer
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True)
@@ -34,7 +34,7 @@ def _status(model: dict) -> str:
 @with_bench
 async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List every model with its window, images, free, family and status."""
-    models = await bench.admin.list_models()
+    models = await bench.models.list_models()
     if as_json:
         print_json(models)
         return
@@ -60,7 +60,7 @@ async def show(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Every fact about one model, with its source and when it was learned."""
-    model = await bench.admin.model(alias)
+    model = await bench.models.model(alias)
     if as_json:
         print_json(model)
         return
@@ -87,7 +87,7 @@ async def set_(
     enabled: bool = typer.Option(None, "--enable/--disable", help="may sit explorer seats"),
 ) -> None:
     """Override what the catalog says of a model (recorded in the changes log)."""
-    model = await bench.admin.set_model(
+    model = await bench.models.set_model(
         alias, context=context, output=output, vision=vision, family=family, free=free, enabled=enabled
     )
     console.print(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 shapes_app = typer.Typer(help="Task shapes: verdicts are counted per shape.", no_args_is_help=True)
@@ -17,7 +17,7 @@ decision_app = typer.Typer(
 @with_bench
 async def list_shapes(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List shapes and their descriptions."""
-    shapes = (await bench.snapshot()).shapes
+    shapes = (await bench.state.snapshot()).shapes
     if as_json:
         print_json(shapes)
         return
@@ -32,7 +32,7 @@ async def set_shape(
     description: str = typer.Option(..., "--description", help="what requests of this shape ask for"),
 ) -> None:
     """Add a shape or change its description (decision models choose by it)."""
-    await bench.gateway.shapes.set_shape(name, description)
+    await bench.shapes.set_shape(name, description)
     console.print(f"shape {name}: {description.strip()}", markup=False)
 
 
@@ -40,7 +40,7 @@ async def set_shape(
 @with_bench
 async def remove_shape(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Remove a shape (recorded verdicts keep it)."""
-    await bench.gateway.shapes.remove_shape(name)
+    await bench.shapes.remove_shape(name)
     console.print(f"removed shape {name}", markup=False)
 
 
@@ -52,7 +52,7 @@ async def add_decision(
     kind: str = typer.Option("chat", "--kind", help="chat (asks in JSON) or choice (a native decision API)"),
 ) -> None:
     """Register a decision model; it is asked once now to prove it answers."""
-    row = await bench.gateway.shapes.add_decision_model(alias, kind)
+    row = await bench.shapes.add_decision_model(alias, kind)
     where = f" at /{row['path']}" if row["path"] else ""
     console.print(f"decision model {alias} ({kind}{where}) answered; it labels automatic shapes", markup=False)
 
@@ -61,7 +61,7 @@ async def add_decision(
 @with_bench
 async def list_decision(bench: Bench) -> None:
     """List decision models, in the order they are tried."""
-    rows = (await bench.snapshot()).decision_models
+    rows = (await bench.state.snapshot()).decision_models
     table(None, ["alias", "kind", "path"], [(r["alias"], r["kind"], r["path"] or "") for r in rows])
 
 
@@ -69,5 +69,5 @@ async def list_decision(bench: Bench) -> None:
 @with_bench
 async def remove_decision(bench: Bench, alias: str = typer.Argument(...)) -> None:
     """Stop using a model as a decision model."""
-    await bench.gateway.shapes.remove_decision_model(alias)
+    await bench.shapes.remove_decision_model(alias)
     console.print(f"removed decision model {alias}", markup=False)

@@ -5,17 +5,13 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
 
 import orjson
 import typer
 
-from benchwarmers.bench.core import Bench
-from benchwarmers.bench.evidence.board import evidence_line
-from benchwarmers.bench.panels.service import Caller
+from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, with_bench
-from benchwarmers.store import calls
-from benchwarmers.store import evidence as evidence_rows
 
 
 @with_bench
@@ -30,7 +26,7 @@ async def verdict(
     """Judge one seat's answer."""
     if useful is None:
         raise fail("say --useful or --not-useful")
-    result = await bench.gateway.verdict(
+    result = await bench.verdicts.record(
         {"call": call, "useful": useful, "note": note, "real": real or [], "false": false or []}, Caller()
     )
     if not result["recorded"]:
@@ -49,42 +45,6 @@ class ExportKind(StrEnum):
     evidence = "evidence"
 
 
-def _seat_line(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "call": row["call"],
-        "panel": row["panel_id"],
-        "collection": row["collection"],
-        "seat": row["seat"],
-        "alias": row["alias"],
-        "endpoint": row["endpoint"],
-        "shape": row["shape"],
-        "status": row["status"],
-        "seconds": row["seconds"],
-        "answer": row["answer"],
-        "error": row["error"],
-        "usage": row["usage"],
-        "caller": row["caller"],
-        "at": row["created_at"],
-        "request": row["request"],
-    }
-
-
-def _verdict_line(row: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "call": row["call"],
-        "panel": row["panel_id"],
-        "alias": row["alias"],
-        "shape": row["shape"],
-        "useful": row["useful"],
-        "note": row["note"],
-        "real": row["real"],
-        "false": row["false"],
-        "caller": row["caller"],
-        "current": row["current"],
-        "at": row["created_at"],
-    }
-
-
 @with_bench
 async def export(
     bench: Bench,
@@ -97,15 +57,9 @@ async def export(
     handle = output.open("wb") if output else sys.stdout.buffer
     count = 0
     try:
-        async with bench.read() as conn:
-            if kind is ExportKind.evidence:
-                rows, line = evidence_rows.iter_judged(conn), evidence_line
-            else:
-                rows = calls.iter_seats(conn) if kind is ExportKind.calls else calls.iter_verdicts(conn)
-                line = _seat_line if kind is ExportKind.calls else _verdict_line
-            async for row in rows:
-                handle.write(orjson.dumps(line(row)) + b"\n")
-                count += 1
+        async for line in bench.log.export(kind.value):
+            handle.write(orjson.dumps(line) + b"\n")
+            count += 1
     finally:
         if output:
             handle.close()

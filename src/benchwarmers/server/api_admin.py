@@ -13,17 +13,16 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.admin.gateway_settings import GATEWAY_DEFAULTS
 from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.errors import BenchError, InvalidRequest
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.gateway_routes import together
 from benchwarmers.server.responses import json_response
-from benchwarmers.store.changes import list_changes
-from benchwarmers.store.gateway_settings import GATEWAY_DEFAULTS
-from benchwarmers.upstream.failures import UpstreamFailure
 
 router = APIRouter()
 
@@ -33,15 +32,6 @@ COLLECTION_FIELDS = frozenset(
 )
 MODEL_FIELDS = {"context": int, "output": int, "vision": bool, "family": str, "free": bool, "enabled": bool}
 ENDPOINT_FIELDS = frozenset({"name", "base_url", "kind", "api_key_env", "api_key", "free_tier", "preset"})
-
-
-class UpstreamRefused(BenchError):
-    """A provider the admin asked about failed (a listing that cannot be read, a decision model
-    that does not answer): the bench itself is fine, so 502 and the provider's scrubbed reason."""
-
-    status = 502
-    type = "upstream_error"
-    code = "upstream_failed"
 
 
 async def _body(request: Request, allowed: frozenset[str] | set[str]) -> dict[str, Any]:
@@ -68,10 +58,10 @@ def _bench(request: Request) -> Any:
 
 async def collection_views(bench: Any) -> list[dict[str, Any]]:
     """Each collection with what the gateway makes of it: explorer seats and combined window."""
-    snapshot = await bench.snapshot()
+    snapshot = await bench.state.snapshot()
     return [
         {**c, "explorers": explorer_seats(c, snapshot.gateway), "together": together(c, snapshot)}
-        for c in await bench.admin.list_collections()
+        for c in await bench.collections.list_collections()
     ]
 
 
@@ -85,7 +75,7 @@ async def get_collections(request: Request) -> Response:
 async def create_collection(request: Request) -> Response:
     actor = await admin_for(request)
     data = await _body(request, COLLECTION_FIELDS)
-    return json_response(await _bench(request).admin.add_collection(data, actor=actor), status=201)
+    return json_response(await _bench(request).collections.add_collection(data, actor=actor), status=201)
 
 
 @router.put("/api/collections/{name}")
@@ -95,13 +85,13 @@ async def replace_collection(name: str, request: Request) -> Response:
     if data.get("name", name) != name:
         raise InvalidRequest("a collection cannot be renamed: create one under the new name", param="name")
     data.pop("name", None)
-    return json_response(await _bench(request).admin.edit_collection(name, data, actor=actor, replace=True))
+    return json_response(await _bench(request).collections.edit_collection(name, data, actor=actor, replace=True))
 
 
 @router.delete("/api/collections/{name}")
 async def delete_collection(name: str, request: Request) -> Response:
     actor = await admin_for(request)
-    await _bench(request).admin.remove_collection(name, actor=actor)
+    await _bench(request).collections.remove_collection(name, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 
@@ -111,13 +101,13 @@ async def delete_collection(name: str, request: Request) -> Response:
 @router.get("/api/models")
 async def get_models(request: Request) -> Response:
     await admin_for(request)
-    return json_response({"object": "list", "data": await _bench(request).admin.list_models()})
+    return json_response({"object": "list", "data": await _bench(request).models.list_models()})
 
 
 @router.get("/api/models/{alias:path}")
 async def get_model(alias: str, request: Request) -> Response:
     await admin_for(request)
-    return json_response(await _bench(request).admin.model(alias))
+    return json_response(await _bench(request).models.model(alias))
 
 
 def model_changes(data: dict[str, Any]) -> dict[str, Any]:
@@ -145,7 +135,7 @@ def model_changes(data: dict[str, Any]) -> dict[str, Any]:
 async def patch_model(alias: str, request: Request) -> Response:
     actor = await admin_for(request)
     changes = model_changes(await _body(request, set(MODEL_FIELDS)))
-    return json_response(await _bench(request).admin.set_model(alias, actor=actor, **changes))
+    return json_response(await _bench(request).models.set_model(alias, actor=actor, **changes))
 
 
 # -- endpoints ------------------------------------------------------------------------------------
@@ -154,7 +144,7 @@ async def patch_model(alias: str, request: Request) -> Response:
 @router.get("/api/endpoints")
 async def get_endpoints(request: Request) -> Response:
     await admin_for(request)
-    return json_response({"object": "list", "data": await _bench(request).admin.list_endpoints()})
+    return json_response({"object": "list", "data": await _bench(request).endpoints.list_endpoints()})
 
 
 def _optional_text(data: dict[str, Any], field: str) -> str | None:
@@ -181,7 +171,7 @@ async def create_endpoint(request: Request) -> Response:
         free_tier = given.pop("free_tier")
     elif not given["base_url"]:
         raise InvalidRequest("give a base URL, or pick a preset", param="base_url")
-    endpoint = await _bench(request).admin.add_endpoint(
+    endpoint = await _bench(request).endpoints.add_endpoint(
         name,
         given["base_url"] or "",
         given["kind"] or "openai",
@@ -196,17 +186,14 @@ async def create_endpoint(request: Request) -> Response:
 @router.delete("/api/endpoints/{name}")
 async def delete_endpoint(name: str, request: Request) -> Response:
     actor = await admin_for(request)
-    await _bench(request).admin.remove_endpoint(name, actor=actor)
+    await _bench(request).endpoints.remove_endpoint(name, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 
 @router.post("/api/endpoints/{name}/refresh")
 async def refresh_endpoint(name: str, request: Request) -> Response:
     actor = await admin_for(request)
-    try:
-        summary = await _bench(request).admin.refresh_endpoint(name, actor=actor)
-    except UpstreamFailure as exc:
-        raise UpstreamRefused(f"refreshing {name} failed: {exc}", param="name") from None
+    summary = await _bench(request).endpoints.refresh_endpoint(name, actor=actor)
     return json_response({"name": name, **summary})
 
 
@@ -216,20 +203,20 @@ async def refresh_endpoint(name: str, request: Request) -> Response:
 @router.get("/api/settings")
 async def get_settings(request: Request) -> Response:
     await admin_for(request)
-    return json_response((await _bench(request).snapshot()).gateway)
+    return json_response((await _bench(request).state.snapshot()).gateway)
 
 
 @router.put("/api/settings")
 async def put_settings(request: Request) -> Response:
     actor = await admin_for(request)
     data = await _body(request, set(GATEWAY_DEFAULTS))
-    return json_response(await _bench(request).admin.set_gateway(actor=actor, **data))
+    return json_response(await _bench(request).gateway_settings.set_gateway(actor=actor, **data))
 
 
 @router.get("/api/shapes")
 async def get_shapes(request: Request) -> Response:
     await admin_for(request)
-    return json_response((await _bench(request).snapshot()).shapes)
+    return json_response((await _bench(request).state.snapshot()).shapes)
 
 
 @router.put("/api/shapes/{name}")
@@ -239,19 +226,19 @@ async def put_shape(name: str, request: Request) -> Response:
     description = data.get("description")
     if not isinstance(description, str):
         raise InvalidRequest("a shape needs a description: decision models choose by it", param="description")
-    return json_response(await _bench(request).gateway.shapes.set_shape(name, description, actor=actor))
+    return json_response(await _bench(request).shapes.set_shape(name, description, actor=actor))
 
 
 @router.delete("/api/shapes/{name}")
 async def delete_shape(name: str, request: Request) -> Response:
     actor = await admin_for(request)
-    return json_response(await _bench(request).gateway.shapes.remove_shape(name, actor=actor))
+    return json_response(await _bench(request).shapes.remove_shape(name, actor=actor))
 
 
 @router.get("/api/decision-models")
 async def get_decision_models(request: Request) -> Response:
     await admin_for(request)
-    return json_response({"object": "list", "data": (await _bench(request).snapshot()).decision_models})
+    return json_response({"object": "list", "data": (await _bench(request).state.snapshot()).decision_models})
 
 
 @router.post("/api/decision-models")
@@ -263,17 +250,14 @@ async def create_decision_model(request: Request) -> Response:
         raise InvalidRequest("alias: the roster model that will label shapes", param="alias")
     if not isinstance(kind, str):
         raise InvalidRequest("kind must be chat or choice", param="kind")
-    try:
-        row = await _bench(request).gateway.shapes.add_decision_model(alias, kind, actor=actor)
-    except UpstreamFailure as exc:
-        raise UpstreamRefused(f"{alias} did not answer as a decision model: {exc}", param="alias") from None
+    row = await _bench(request).shapes.add_decision_model(alias, kind, actor=actor)
     return json_response(row, status=201)
 
 
 @router.delete("/api/decision-models/{alias:path}")
 async def delete_decision_model(alias: str, request: Request) -> Response:
     actor = await admin_for(request)
-    await _bench(request).gateway.shapes.remove_decision_model(alias, actor=actor)
+    await _bench(request).shapes.remove_decision_model(alias, actor=actor)
     return json_response({"alias": alias, "deleted": True})
 
 
@@ -292,8 +276,9 @@ def _limit(raw: str | None, default: int, top: int) -> int:
 async def get_changes(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
-    async with _bench(request).read() as conn:
-        rows = await list_changes(conn, limit=_limit(params.get("limit"), 100, 1000), subject=params.get("subject"))
+    rows = await list_changes(
+        _bench(request).state, limit=_limit(params.get("limit"), 100, 1000), subject=params.get("subject")
+    )
     # Plain str keys: SQLAlchemy names some columns with a str subclass orjson will not take as a key.
     return json_response({"object": "list", "data": [{str(k): v for k, v in row.items()} for row in rows]})
 
@@ -301,7 +286,7 @@ async def get_changes(request: Request) -> Response:
 @router.get("/api/alerts")
 async def get_alerts(request: Request) -> Response:
     await admin_for(request)
-    found = await bench_alerts.list_alerts(_bench(request), include_acknowledged=_flag(request, "all"))
+    found = await bench_alerts.list_alerts(_bench(request).state, include_acknowledged=_flag(request, "all"))
     return json_response({"object": "list", "data": found})
 
 
@@ -310,7 +295,7 @@ async def acknowledge_alert(alert_id: str, request: Request) -> Response:
     actor = await admin_for(request)
     if not alert_id.isdigit():
         raise InvalidRequest(f"alert id {alert_id!r} is not a number", param="id")
-    return json_response(await bench_alerts.acknowledge(_bench(request), int(alert_id), actor=actor))
+    return json_response(await bench_alerts.acknowledge(_bench(request).state, int(alert_id), actor=actor))
 
 
 def min_window(raw: str | None) -> int | None:
@@ -326,7 +311,7 @@ async def get_discover(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
     found = await bench_discover.discover(
-        _bench(request),
+        _bench(request).state,
         free=_flag(request, "free"),
         vision=_flag(request, "vision"),
         min_context=min_window(params.get("min_context")),
@@ -343,4 +328,4 @@ async def add_discovered(request: Request) -> Response:
     model = data.get("model")
     if not isinstance(model, str):
         raise InvalidRequest("model: PROVIDER/MODEL as the discover list gives it", param="model")
-    return json_response(await bench_discover.add(_bench(request), model, actor=actor), status=201)
+    return json_response(await bench_discover.add(_bench(request).state, model, actor=actor), status=201)

@@ -34,7 +34,7 @@ async def get_leaderboard(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
     days = days_param(params.get("days"))
-    boards = await leaderboard(request.app.state.bench, shape=params.get("shape") or None, days=days)
+    boards = await leaderboard(request.app.state.bench.state, shape=params.get("shape") or None, days=days)
     return json_response({"object": "leaderboard", "days": days, "shapes": [b.public() for b in boards]})
 
 
@@ -42,4 +42,4 @@ async def get_leaderboard(request: Request) -> Response:
 async def get_reports(request: Request) -> Response:
     await admin_for(request)
     days = days_param(request.query_params.get("days")) or REPORT_DAYS
-    return json_response({"object": "reports", **await honesty_report(request.app.state.bench, days)})
+    return json_response({"object": "reports", **await honesty_report(request.app.state.bench.state, days)})

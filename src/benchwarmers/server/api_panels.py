@@ -19,13 +19,11 @@ from typing import Any
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from benchwarmers.bench.panels.service import Caller
-from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.bench.caller import Caller
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.responses import json_response
-from benchwarmers.store import calls, counts
-from benchwarmers.store.evidence import newest_verdict
 
 router = APIRouter()
 
@@ -80,9 +78,9 @@ async def get_panels(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
     limit = _limit(params.get("limit"))
-    async with request.app.state.bench.read() as conn:
-        found = await calls.list_panels(conn, limit=limit + 1, before=_before(params.get("before")))
-        owed = await counts.owed_count(conn)
+    bench = request.app.state.bench
+    found = await bench.log.panels(limit=limit + 1, before=_before(params.get("before")))
+    owed = await bench.log.owed_count()
     page = found[:limit]
     more = len(found) > limit
     return json_response(
@@ -98,24 +96,17 @@ async def get_panels(request: Request) -> Response:
 @router.get("/api/panels/head")
 async def get_head(request: Request) -> Response:
     await admin_for(request)
-    async with request.app.state.bench.read() as conn:
-        ids = await counts.newest_panel_ids(conn, PAGE)
-        verdict = await newest_verdict(conn)
-    return json_response({"ids": ids, "verdict": verdict})
+    return json_response(await request.app.state.bench.log.head(PAGE))
 
 
 @router.get("/api/panels/{panel_id}")
 async def get_panel(panel_id: str, request: Request) -> Response:
     await admin_for(request)
-    async with request.app.state.bench.read() as conn:
-        found = await calls.list_panels(conn, limit=1, panel_id=panel_id)
-    if not found:
-        raise NotFound(f"no panel {panel_id!r}", param="panel_id", code="panel_not_found")
-    return json_response(found[0])
+    return json_response(await request.app.state.bench.log.panel(panel_id))
 
 
 @router.post("/api/verdicts")
 async def post_verdict(request: Request) -> Response:
     actor = await admin_for(request)
     data = parse_json_object(await read_body(request, cap=1024 * 1024))
-    return json_response(await request.app.state.bench.gateway.verdict(data, Caller(name=actor)))
+    return json_response(await request.app.state.bench.verdicts.record(data, Caller(name=actor)))

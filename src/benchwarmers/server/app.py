@@ -7,11 +7,10 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request
-from sqlalchemy import text
 from starlette.responses import Response
 
 from benchwarmers import __version__
-from benchwarmers.bench.core import Bench
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.server import (
     api_admin,
@@ -38,7 +37,7 @@ def create_app(settings: Settings) -> FastAPI:
         bench = Bench(settings, actor="server")
         await bench.open()
         app.state.bench = bench
-        scheduler = CatalogScheduler(bench).start()  # the daily catalog refresh
+        scheduler = CatalogScheduler(bench.state).start()  # the daily catalog refresh
         try:
             yield
         finally:
@@ -58,8 +57,7 @@ def create_app(settings: Settings) -> FastAPI:
     @app.get("/readyz")
     async def readyz(request: Request) -> Response:
         try:
-            async with request.app.state.bench.read() as conn:
-                await conn.execute(text("SELECT 1"))
+            await request.app.state.bench.state.ping()
         except Exception as exc:
             log.warning("database not reachable: %s", type(exc).__name__)
             return json_response({"status": "unavailable", "database": "unreachable"}, status=503)

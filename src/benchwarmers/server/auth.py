@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -24,8 +25,8 @@ from urllib.parse import quote, urlsplit
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from benchwarmers.bench.admin.keys import CHALLENGE, Keys, bearer_token
-from benchwarmers.bench.panels.service import Caller
+from benchwarmers.bench.admin.keys import Keys
+from benchwarmers.bench.caller import Caller
 from benchwarmers.errors import Forbidden, Unauthorized
 from benchwarmers.server.ratelimit import RateLimits
 from benchwarmers.settings import Settings, is_loopback, origin_of
@@ -37,6 +38,15 @@ TOKEN_ADMIN = "admin"  # noqa: S105 (a name, not a password)
 SESSION_COOKIE = "bw_session"
 SESSION_SECONDS = 7 * 24 * 3600
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+_KEY_SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43,128}$")
+
+MISSING = "no gateway key: send Authorization: Bearer bwk_..."
+NOT_BEARER = "malformed Authorization header: send Authorization: Bearer bwk_... with a gateway key"
+NOT_A_KEY = (
+    "malformed gateway key: the bearer is not a gateway key (bwk_ and 43 letters, digits, '-' or '_'); "
+    "make one with `benchwarmers key create NAME` or on the dashboard's Settings"
+)
 
 
 @dataclass
@@ -53,7 +63,7 @@ def access(request: Request) -> Access:
     found = getattr(state, "access", None)
     if found is None:
         bench = state.bench
-        found = Access(settings=bench.settings, keys=Keys(bench), limits=RateLimits(bench.settings.redis_url))
+        found = Access(settings=bench.settings, keys=bench.keys, limits=RateLimits(bench.settings.redis_url))
         state.access = found
     return found  # type: ignore[no-any-return]
 
@@ -109,7 +119,25 @@ def refuse_foreign_host(request: Request, settings: Settings) -> None:
     )
 
 
-# -- gateway callers --------------------------------------------------------------------------------
+# -- gateway callers ----------------------------------------------------------------------------
+
+
+def bearer_value(header: str | None) -> str | None:
+    """The credential of an `Authorization: Bearer ...` header; None for no header or another scheme."""
+    scheme, _, value = (header or "").strip().partition(" ")
+    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
+
+
+def bearer_token(header: str | None) -> str:
+    """The gateway key in an Authorization header; 401 saying whether it is missing or malformed."""
+    if header is None or not header.strip():
+        raise Unauthorized(MISSING, code="missing_api_key")
+    token = bearer_value(header)
+    if token is None:
+        raise Unauthorized(NOT_BEARER, code="malformed_api_key")
+    if not _KEY_SHAPE.match(token):
+        raise Unauthorized(NOT_A_KEY, code="malformed_api_key")
+    return token
 
 
 async def caller_for(request: Request) -> Caller:
@@ -163,16 +191,11 @@ def token_matches(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode(), token.encode())
 
 
-def _bearer(request: Request) -> str | None:
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    return value.strip() if scheme.lower() == "bearer" and value.strip() else None
-
-
 def is_admin(request: Request, settings: Settings) -> bool:
     token = settings.admin_token
     if token is None:
         return True
-    given = _bearer(request)
+    given = bearer_value(request.headers.get("authorization"))
     if given is not None and request.url.path.startswith("/api") and token_matches(given, token):
         return True
     return session_valid(request.cookies.get(SESSION_COOKIE), token)
@@ -197,7 +220,6 @@ async def admin_for(request: Request) -> str:
             "the dashboard API needs the admin token: log in at /login, or send "
             "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>",
             code="admin_token_required",
-            headers=dict(CHALLENGE),
         )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     raise HTTPException(303, headers={"Location": f"/login?next={quote(target, safe='')}"})

@@ -5,11 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from starlette.responses import Response
 
-from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.responses import json_response
-from benchwarmers.store import calls
 
 router = APIRouter()
 
@@ -18,7 +17,7 @@ router = APIRouter()
 async def post_verdict(request: Request) -> Response:
     caller = await caller_for(request)
     data = parse_json_object(await read_body(request, cap=1024 * 1024))
-    result = await request.app.state.bench.gateway.verdict(data, caller)
+    result = await request.app.state.bench.verdicts.record(data, caller)
     return json_response(result)
 
 
@@ -40,24 +39,13 @@ async def list_panels(request: Request) -> Response:
         before_at = float(before) if before else None
     except ValueError:
         raise InvalidRequest("before must be a time in epoch seconds", param="before") from None
-    async with request.app.state.bench.read() as conn:
-        panels = await calls.list_panels(
-            conn,
-            limit=_limit(params.get("limit")),
-            before=before_at,
-            owed=owed,
-            caller=caller.name if caller.judges_own_only else None,
-        )
+    panels = await request.app.state.bench.log.panels(
+        limit=_limit(params.get("limit")), before=before_at, owed=owed, caller=caller
+    )
     return json_response({"object": "list", "data": panels})
 
 
 @router.get("/bench/panels/{panel_id}")
 async def get_panel(panel_id: str, request: Request) -> Response:
     caller = await caller_for(request)
-    async with request.app.state.bench.read() as conn:
-        found = await calls.list_panels(
-            conn, limit=1, panel_id=panel_id, caller=caller.name if caller.judges_own_only else None
-        )
-    if not found:
-        raise NotFound(f"no panel {panel_id!r}", param="panel_id", code="panel_not_found")
-    return json_response(found[0])
+    return json_response(await request.app.state.bench.log.panel(panel_id, caller))

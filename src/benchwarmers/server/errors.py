@@ -14,6 +14,7 @@ from benchwarmers.server.responses import json_response
 
 log = logging.getLogger("benchwarmers.server")
 
+CHALLENGE = {"WWW-Authenticate": "Bearer"}  # every 401 says how to authenticate (RFC 6750)
 STATUS_TYPES = {
     401: ("authentication_error", "invalid_api_key"),
     403: ("permission_error", "forbidden"),
@@ -40,9 +41,8 @@ def error_response(
 def install(app: FastAPI) -> None:
     @app.exception_handler(BenchError)
     async def bench_error(_request: Request, exc: BenchError) -> Response:
-        return error_response(
-            exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=exc.headers
-        )
+        headers = {**CHALLENGE, **exc.headers} if exc.status == 401 else exc.headers
+        return error_response(exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(_request: Request, exc: RequestValidationError) -> Response:

@@ -11,11 +11,11 @@ from starlette.responses import Response, StreamingResponse
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.panels.prepare import request_hash
-from benchwarmers.bench.panels.reply import stream_chunks
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.sse import PING, stream_chunks
 
 router = APIRouter()
 
@@ -52,7 +52,7 @@ def model_entries(collection: dict[str, Any], snapshot: Snapshot) -> list[dict[s
 async def list_models(request: Request) -> Response:
     bench = request.app.state.bench
     caller = await caller_for(request)
-    snapshot = await bench.snapshot()
+    snapshot = await bench.state.snapshot()
     data = []
     for name, collection in snapshot.collections.items():
         if caller.collections is None or name in caller.collections:
@@ -71,7 +71,7 @@ async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
 @router.post("/v1/chat/completions")
 async def chat_completions(request: Request) -> Response:
     bench = request.app.state.bench
-    gateway = bench.gateway
+    gateway = bench.panels
     caller = await caller_for(request)  # before reading: a refused caller gets no 20 MB read
     raw = await read_body(request)
     body, body_hash = parse_json_object(raw), request_hash(raw)
@@ -122,17 +122,17 @@ async def _stream(
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply as one chunk. A client that leaves cancels
     the seats still running; the panel is still recorded (the task outlives this generator)."""
-    interval = float((await bench.snapshot()).gateway["ping_interval"])
-    task = asyncio.ensure_future(bench.gateway.run(panel, idempotency_key, disconnected))
+    interval = float((await bench.state.snapshot()).gateway["ping_interval"])
+    task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
-        yield b": ping\n\n"
+        yield PING
         while not task.done():
             done, _ = await asyncio.wait({task}, timeout=interval)
             if not done:
-                yield b": ping\n\n"
+                yield PING
         for chunk in stream_chunks(task.result(), panel.include_usage):
             yield chunk
     finally:
         if not task.done():
             disconnected.set()
-            bench.gateway.keep_until_done(task)
+            bench.panels.keep_until_done(task)

@@ -25,6 +25,8 @@ from starlette.staticfiles import StaticFiles
 
 from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.changes import list_changes
+from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
@@ -32,8 +34,6 @@ from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, ass
 from benchwarmers.server.api_admin import collection_views, min_window
 from benchwarmers.server.api_evidence import days_param
 from benchwarmers.server.auth import access, admin_for
-from benchwarmers.store.changes import list_changes
-from benchwarmers.upstream.listings import KINDS
 
 router = APIRouter()
 
@@ -114,7 +114,7 @@ def render(request: Request, template: str, page: str, **context: Any) -> Respon
 async def collections_page(request: Request) -> Response:
     await admin_for(request)
     bench = request.app.state.bench
-    snapshot = await bench.snapshot()
+    snapshot = await bench.state.snapshot()
     return render(
         request,
         "collections.html",
@@ -130,13 +130,13 @@ async def collections_page(request: Request) -> Response:
 async def models_page(request: Request) -> Response:
     await admin_for(request)
     bench = request.app.state.bench
-    models = sorted(await bench.admin.list_models(), key=lambda m: m["alias"])
+    models = sorted(await bench.models.list_models(), key=lambda m: m["alias"])
     return render(
         request,
         "models.html",
         "models",
         models=models,
-        evidence=views.evidence_by_model(await standings(bench)),
+        evidence=views.evidence_by_model(await standings(bench.state)),
         status_line=views.status_line,
         fact=views.fact,
     )
@@ -151,8 +151,8 @@ async def leaderboard_page(request: Request) -> Response:
         request,
         "leaderboard.html",
         "leaderboard",
-        boards=await standings(bench, days),
-        shapes=(await bench.snapshot()).shapes,
+        boards=await standings(bench.state, days),
+        shapes=(await bench.state.snapshot()).shapes,
         days=days,
         day_choices=LEADERBOARD_DAYS,
         bar=views.bar,
@@ -174,7 +174,7 @@ async def discover_page(request: Request) -> Response:
         "q": (params.get("q") or "").strip(),
     }
     found = await bench_discover.discover(
-        request.app.state.bench,
+        request.app.state.bench.state,
         free=filters["free"],
         vision=filters["vision"],
         min_context=filters["min_context"],
@@ -204,19 +204,18 @@ async def discover_page(request: Request) -> Response:
 async def settings_page(request: Request) -> Response:
     await admin_for(request)
     bench = request.app.state.bench
-    snapshot = await bench.snapshot()
-    async with bench.read() as conn:
-        changes = [views.change_line(c) for c in await list_changes(conn, limit=CHANGES_SHOWN)]
+    snapshot = await bench.state.snapshot()
+    changes = [views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
     return render(
         request,
         "settings.html",
         "settings",
-        endpoints=await bench.admin.list_endpoints(),
+        endpoints=await bench.endpoints.list_endpoints(),
         keys=await access(request).keys.list_keys(),
         gateway=snapshot.gateway,
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,
-        alerts=await bench_alerts.list_alerts(bench, include_acknowledged=False),
+        alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),
         changes=changes,
         presets=list(PRESETS.values()),
         kinds=KINDS,

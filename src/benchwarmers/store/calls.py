@@ -20,6 +20,13 @@ async def insert_panel(conn: AsyncConnection, panel: dict, seat_rows: Sequence[d
         await conn.execute(seats.insert(), list(seat_rows))
 
 
+async def insert_panels(conn: AsyncConnection, panel_rows: Sequence[dict], seat_rows: Sequence[dict]) -> None:
+    """Several finished panels and all their seats, in two statements (the recorder's group commit)."""
+    await conn.execute(panels.insert(), list(panel_rows))
+    if seat_rows:
+        await conn.execute(seats.insert(), list(seat_rows))
+
+
 async def set_panel_response(conn: AsyncConnection, panel_id: str, response: Any) -> None:
     await conn.execute(panels.update().where(panels.c.id == panel_id).values(response=response))
 

@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import orjson
-from sqlalchemy import event, inspect
+from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -108,3 +108,7 @@ async def migrate(engine: AsyncEngine) -> None:
     """Bring the database to the newest schema (a no-op when it already is)."""
     async with engine.begin() as connection:
         await connection.run_sync(_upgrade)
+
+
+async def ping(conn: AsyncConnection) -> None:
+    await conn.execute(text("SELECT 1"))

@@ -6,7 +6,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import delete, select
+from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.schema import endpoints, model_facts, models
@@ -129,3 +129,45 @@ def group_facts(rows: Iterable[dict]) -> dict[int, dict[str, dict[str, tuple[Any
         by_source = grouped.setdefault(row["model_pk"], {})
         by_source.setdefault(row["source"], {})[row["fact"]] = (row["value"], row["learned_at"])
     return grouped
+
+
+async def count_failure(conn: AsyncConnection, pk: int, error: str, rate_limited: bool) -> tuple[int, int]:
+    """Add one to the model's failure streak (and its 429 streak); the new (failures, 429s) in a row."""
+    values: dict[str, Any] = {"failure_streak": models.c.failure_streak + 1, "last_error": error or None}
+    if rate_limited:
+        values["rate_limited_streak"] = models.c.rate_limited_streak + 1
+    query = (
+        models.update()
+        .where(models.c.id == pk)
+        .values(**values)
+        .returning(models.c.failure_streak, models.c.rate_limited_streak)
+    )
+    failures, limited = (await conn.execute(query)).one()
+    return int(failures), int(limited)
+
+
+async def end_streaks(conn: AsyncConnection, pks: Sequence[int]) -> None:
+    """Models that answered: their streaks end (one statement, a no-op for models without one)."""
+    if pks:
+        await conn.execute(
+            models.update()
+            .where(models.c.id.in_(pks) & or_(models.c.failure_streak > 0, models.c.rate_limited_streak > 0))
+            .values(failure_streak=0, rate_limited_streak=0)
+        )
+
+
+async def stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dict[str, dict[str, Any]]]:
+    """model pk → source → fact → value, for every model of one endpoint (one query)."""
+    query = (
+        select(model_facts.c.model_pk, model_facts.c.source, model_facts.c.fact, model_facts.c.value)
+        .join(models, models.c.id == model_facts.c.model_pk)
+        .where(models.c.endpoint_id == endpoint_id)
+    )
+    found: dict[int, dict[str, dict[str, Any]]] = {}
+    for pk, source, fact, value in await conn.execute(query):
+        found.setdefault(pk, {}).setdefault(source, {})[fact] = value
+    return found
+
+
+async def newest_endpoint_refresh(conn: AsyncConnection) -> float | None:
+    return await conn.scalar(select(func.max(endpoints.c.refreshed_at)))  # type: ignore[no-any-return]

@@ -14,7 +14,7 @@ from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 LABELS = {"went_paid": "went paid", "retiring": "retiring", "failing": "failing", "owed": "verdicts owed"}
 
@@ -31,16 +31,16 @@ def alert_public(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-async def list_alerts(bench: Bench, *, include_acknowledged: bool = False) -> list[dict[str, Any]]:
-    async with bench.read() as conn:
+async def list_alerts(state: BenchState, *, include_acknowledged: bool = False) -> list[dict[str, Any]]:
+    async with state.read() as conn:
         rows = await alert_rows.list_alerts(conn, include_acknowledged=include_acknowledged)
     return [alert_public(row) for row in rows]
 
 
-async def acknowledge(bench: Bench, alert_id: int, *, actor: str | None = None) -> dict[str, Any]:
+async def acknowledge(state: BenchState, alert_id: int, *, actor: str | None = None) -> dict[str, Any]:
     """Acknowledge one alert; acknowledging again changes nothing. A went-paid model returns to the
     explorer pool (while it is free): the change record makes every process reload its snapshot."""
-    async with bench.write() as conn:
+    async with state.write() as conn:
         row = await alert_rows.get_alert(conn, alert_id)
         if row is None:
             open_ids = [a["id"] for a in await alert_rows.list_alerts(conn)]
@@ -52,7 +52,7 @@ async def acknowledge(bench: Bench, alert_id: int, *, actor: str | None = None) 
         await alert_rows.acknowledge(conn, alert_id, now)
         await record_change(
             conn,
-            actor=actor or bench.actor,
+            actor=actor or state.actor,
             subject="alert",
             name=row["subject"],
             action="acknowledge",

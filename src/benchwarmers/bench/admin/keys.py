@@ -1,6 +1,7 @@
 """Gateway keys: made, shown once, kept as a SHA-256, checked on every call, revoked at once.
 
-The pure parts (making a key, hashing it, reading an Authorization header) stand alone; `Keys`
+The pure parts (making a key, hashing it) stand alone (reading the Authorization header is the
+server's, in `server/auth.py`); `Keys`
 does the rest against the database, caching the keys until the changes log moves, so a key made
 or revoked by the CLI or the dashboard counts on the very next request in every process.
 """
@@ -20,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchwarmers.bench.admin.collection_rules import suggest
-from benchwarmers.bench.panels.service import Caller
+from benchwarmers.bench.caller import Caller
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from benchwarmers.store import keys as key_rows
 from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 log = logging.getLogger("benchwarmers.keys")
 
@@ -37,15 +38,6 @@ NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 RESERVED_NAMES = frozenset({"local"})
 MAX_RPM = 100_000
 TOUCH_EVERY = 60.0  # seconds: "last used" is written at most this often per key
-_KEY_SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43,128}$")
-CHALLENGE = {"WWW-Authenticate": "Bearer"}
-
-MISSING = "no gateway key: send Authorization: Bearer bwk_..."
-NOT_BEARER = "malformed Authorization header: send Authorization: Bearer bwk_... with a gateway key"
-NOT_A_KEY = (
-    "malformed gateway key: the bearer is not a gateway key (bwk_ and 43 letters, digits, '-' or '_'); "
-    "make one with `benchwarmers key create NAME` or on the dashboard's Settings"
-)
 
 
 def new_key() -> str:
@@ -57,20 +49,7 @@ def hash_key(key: str) -> str:
 
 
 def _refused(message: str, code: str) -> Unauthorized:
-    return Unauthorized(message, code=code, headers=dict(CHALLENGE))
-
-
-def bearer_token(header: str | None) -> str:
-    """The gateway key in an Authorization header; 401 saying whether it is missing or malformed."""
-    if header is None or not header.strip():
-        raise _refused(MISSING, "missing_api_key")
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise _refused(NOT_BEARER, "malformed_api_key")
-    token = token.strip()
-    if not _KEY_SHAPE.match(token):
-        raise _refused(NOT_A_KEY, "malformed_api_key")
-    return token
+    return Unauthorized(message, code=code)
 
 
 @dataclass(frozen=True)
@@ -164,8 +143,8 @@ def check_scope(wanted: Any, known: Iterable[str]) -> list[str] | None:
 class Keys:
     """Gateway keys for one process: the database is the truth, the cache follows the changes log."""
 
-    def __init__(self, bench: Bench) -> None:
-        self.bench = bench
+    def __init__(self, state: BenchState) -> None:
+        self.state = state
         self._version: int | None = None
         self._by_hash: dict[str, KeyRecord] = {}
         self._touched: dict[str, float] = {}
@@ -179,9 +158,9 @@ class Keys:
         name = check_name(name)
         rpm = check_rpm(rpm)
         key = new_key()
-        scope = check_scope(collections, (await self.bench.snapshot()).collections)
+        scope = check_scope(collections, (await self.state.snapshot()).collections)
         now = time.time()
-        async with self.bench.write() as conn:
+        async with self.state.write() as conn:
             values = {
                 "sha256": hash_key(key),
                 "last4": key[-4:],
@@ -205,7 +184,7 @@ class Keys:
             record = KeyRecord.from_row({"name": name, **values})
             await record_change(
                 conn,
-                actor=actor or self.bench.actor,
+                actor=actor or self.state.actor,
                 subject="key",
                 name=name,
                 action="create",
@@ -215,13 +194,13 @@ class Keys:
         return key, record.public()
 
     async def list_keys(self, *, include_revoked: bool = False) -> list[dict[str, Any]]:
-        async with self.bench.read() as conn:
+        async with self.state.read() as conn:
             rows = await key_rows.list_keys(conn, include_revoked=include_revoked)
         return [KeyRecord.from_row(row).public() for row in rows]
 
     async def revoke(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
         now = time.time()
-        async with self.bench.write() as conn:
+        async with self.state.write() as conn:
             row = await key_rows.get_key(conn, name)
             if row is None:
                 names = [r["name"] for r in await key_rows.list_keys(conn, include_revoked=False)]
@@ -232,7 +211,7 @@ class Keys:
             record = KeyRecord.from_row({**row, "revoked_at": now})
             await record_change(
                 conn,
-                actor=actor or self.bench.actor,
+                actor=actor or self.state.actor,
                 subject="key",
                 name=name,
                 action="revoke",
@@ -263,10 +242,10 @@ class Keys:
         return record
 
     async def _refresh(self) -> None:
-        version = (await self.bench.snapshot()).version
+        version = (await self.state.snapshot()).version
         if version == self._version:
             return
-        async with self.bench.read() as conn:
+        async with self.state.read() as conn:
             rows = await key_rows.list_keys(conn)
         self._by_hash = {row["sha256"]: KeyRecord.from_row(row) for row in rows}
         self._version = version
@@ -278,7 +257,7 @@ class Keys:
             return
         self._touched[record.sha256] = now
         try:
-            async with self.bench.write() as conn:
+            async with self.state.write() as conn:
                 await key_rows.touch_key(conn, record.sha256, now)
         except SQLAlchemyError as exc:
             # "Last used" is a courtesy: a busy database must not refuse the call.

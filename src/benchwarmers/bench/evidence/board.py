@@ -44,7 +44,7 @@ from benchwarmers.store import evidence as store
 from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 PRIMARY = "primary"
 ROLES = (PRIMARY,)
@@ -263,18 +263,18 @@ def since_days(days: float | None, now: float | None = None) -> float | None:
     return (time.time() if now is None else now) - days * DAY
 
 
-async def primary_pins(bench: Bench) -> dict[str, str]:
-    async with bench.read() as conn:
+async def primary_pins(state: BenchState) -> dict[str, str]:
+    async with state.read() as conn:
         return {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
 
 
-async def leaderboard(bench: Bench, shape: str | None = None, days: float | None = None) -> list[Board]:
+async def leaderboard(state: BenchState, shape: str | None = None, days: float | None = None) -> list[Board]:
     """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days."""
     since = since_days(days)
-    snapshot = await bench.snapshot()
-    async with bench.read() as conn:
+    snapshot = await state.snapshot()
+    async with state.read() as conn:
         rows = await store.seat_evidence(conn, since)
-    pins = await primary_pins(bench)
+    pins = await primary_pins(state)
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         by_shape[r["shape"]].append(r)
@@ -301,7 +301,7 @@ class _Primaries:
     by_shape: dict[str, str | None]
 
 
-_PRIMARIES: weakref.WeakKeyDictionary[Bench, _Primaries] = weakref.WeakKeyDictionary()
+_PRIMARIES: weakref.WeakKeyDictionary[BenchState, _Primaries] = weakref.WeakKeyDictionary()
 
 
 def primaries(
@@ -319,20 +319,20 @@ def primaries(
     }
 
 
-async def primary_for(bench: Bench, shape: str) -> str | None:
+async def primary_for(state: BenchState, shape: str) -> str | None:
     """The model the router uses for `shape`: a usable pinned primary, else the evidence's pick.
 
     Recomputed only when the config or the verdicts move (two cheap queries otherwise).
     """
-    snapshot = await bench.snapshot()
-    async with bench.read() as conn:
+    snapshot = await state.snapshot()
+    async with state.read() as conn:
         key = (snapshot.version, await store.newest_verdict(conn))
-        cached = _PRIMARIES.get(bench)
+        cached = _PRIMARIES.get(state)
         if cached is None or cached.key != key:
             counts = await store.judged_counts(conn)
             pins = {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
             cached = _Primaries(key, primaries(counts, pins, pickable(snapshot)))
-            _PRIMARIES[bench] = cached
+            _PRIMARIES[state] = cached
     return cached.by_shape.get(shape)
 
 
@@ -344,21 +344,21 @@ def _check_role(role: str) -> None:
         raise InvalidRequest(f"role {role!r} is not known; roles are: {', '.join(ROLES)}", param="role")
 
 
-async def set_role(bench: Bench, role: str, shape: str, alias: str) -> dict[str, Any]:
+async def set_role(state: BenchState, role: str, shape: str, alias: str) -> dict[str, Any]:
     """Pin `alias` as the `role` for `shape`; logged in the changes log."""
     _check_role(role)
-    snapshot = await bench.snapshot()
+    snapshot = await state.snapshot()
     check_shape(snapshot, shape)
     if alias not in snapshot.models:
         raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
-    async with bench.write() as conn:
+    async with state.write() as conn:
         before = await store.get_role(conn, role, shape)
         if before == alias:
             return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": False}
         await store.put_role(conn, role, shape, alias)
         await record_change(
             conn,
-            actor=bench.actor,
+            actor=state.actor,
             subject="role",
             name=f"{role}/{shape}",
             action="create" if before is None else "update",
@@ -368,17 +368,17 @@ async def set_role(bench: Bench, role: str, shape: str, alias: str) -> dict[str,
     return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": True}
 
 
-async def clear_role(bench: Bench, role: str, shape: str) -> dict[str, Any]:
+async def clear_role(state: BenchState, role: str, shape: str) -> dict[str, Any]:
     """Unpin the `role` for `shape`: the evidence decides again."""
     _check_role(role)
-    async with bench.write() as conn:
+    async with state.write() as conn:
         before = await store.get_role(conn, role, shape)
         if before is None:
             raise NotFound(f"no {role} is pinned for shape {shape!r}", param="shape", code="role_not_found")
         await store.delete_role(conn, role, shape)
         await record_change(
             conn,
-            actor=bench.actor,
+            actor=state.actor,
             subject="role",
             name=f"{role}/{shape}",
             action="delete",
@@ -387,8 +387,8 @@ async def clear_role(bench: Bench, role: str, shape: str) -> dict[str, Any]:
     return {"role": role, "shape": shape, "alias": before}
 
 
-async def list_roles(bench: Bench) -> list[dict[str, Any]]:
-    async with bench.read() as conn:
+async def list_roles(state: BenchState) -> list[dict[str, Any]]:
+    async with state.read() as conn:
         return await store.list_roles(conn)
 
 

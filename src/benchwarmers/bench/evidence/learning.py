@@ -11,17 +11,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import or_
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.store.schema import models
 from benchwarmers.upstream.failures import FailureKind
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
+    from benchwarmers.bench.history import SeatHistory
     from benchwarmers.bench.panels.prepare import SeatOutcome
     from benchwarmers.bench.snapshot import ModelView, Snapshot
 
@@ -71,31 +70,6 @@ def _failed(outcome: SeatOutcome) -> bool:
     return outcome.failure is not None or outcome.status == "empty"
 
 
-async def _count_failure(conn: AsyncConnection, pk: int, error: str, rate_limited: bool) -> tuple[int, int]:
-    """Add one to the model's failure streak (and its 429 streak); the new (failures, 429s) in a row."""
-    values: dict[str, Any] = {"failure_streak": models.c.failure_streak + 1, "last_error": error or None}
-    if rate_limited:
-        values["rate_limited_streak"] = models.c.rate_limited_streak + 1
-    query = (
-        models.update()
-        .where(models.c.id == pk)
-        .values(**values)
-        .returning(models.c.failure_streak, models.c.rate_limited_streak)
-    )
-    failures, limited = (await conn.execute(query)).one()
-    return int(failures), int(limited)
-
-
-async def _recovered(conn: AsyncConnection, pks: Sequence[int]) -> None:
-    """Models that answered: their streaks end (one statement, a no-op for models without one)."""
-    if pks:
-        await conn.execute(
-            models.update()
-            .where(models.c.id.in_(pks) & or_(models.c.failure_streak > 0, models.c.rate_limited_streak > 0))
-            .values(failure_streak=0, rate_limited_streak=0)
-        )
-
-
 async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mapping[str, str]) -> None:
     limits = merged_limits(model.fact("rate_limits"), headers)
     if limits is None:
@@ -117,7 +91,7 @@ async def learn_from_seats(
     snapshot: Snapshot,
     outcomes: Sequence[SeatOutcome],
     now: float,
-    streaking: set[int] | None = None,
+    history: SeatHistory | None = None,
 ) -> None:
     """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks."""
     failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
@@ -134,9 +108,9 @@ async def learn_from_seats(
             continue
         failure = outcome.failure
         rate_limited = failure is not None and failure.kind is FailureKind.rate_limited
-        streak, limited = await _count_failure(conn, model.pk, outcome.error, rate_limited)
-        if streaking is not None:
-            streaking.add(model.pk)
+        streak, limited = await roster.count_failure(conn, model.pk, outcome.error, rate_limited)
+        if history is not None:
+            history.streak_started(model.pk)
         if rate_limited:
             assert failure is not None
             until = now + cooldown_seconds(failure.retry_after, limited)
@@ -172,8 +146,6 @@ async def learn_from_seats(
                 f"{outcome.error or 'empty answer'}",
                 now=now,
             )
-    if streaking is not None:
-        # Only models known to be on a streak need the reset (spares a write on every panel).
-        answered = [pk for pk in answered if pk in streaking]
-        streaking.difference_update(answered)
-    await _recovered(conn, answered)
+    if history is not None:
+        answered = history.streaks_ended(answered)
+    await roster.end_streaks(conn, answered)

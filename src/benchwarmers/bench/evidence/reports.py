@@ -34,7 +34,7 @@ from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store import evidence as store
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 REPORT_DAYS = 30.0
 LENGTH_MIN_VERDICTS = 10
@@ -253,9 +253,9 @@ def build_report(rows: Sequence[Row], snapshot: Snapshot, days: float, since: fl
     }
 
 
-async def honesty_report(bench: Bench, days: float = REPORT_DAYS) -> dict[str, Any]:
+async def honesty_report(state: BenchState, days: float = REPORT_DAYS) -> dict[str, Any]:
     since = since_days(days)
-    snapshot = await bench.snapshot()
-    async with bench.read() as conn:
+    snapshot = await state.snapshot()
+    async with state.read() as conn:
         rows = await store.seat_evidence(conn, since)
     return build_report(rows, snapshot, days, since)

@@ -2,7 +2,7 @@
 router ranks them, from two grouped queries that read indexes (`store/counts.py`).
 
 This is what the dashboard's Leaderboard and Models pages show, so they stay fast however long
-the call log grows. The full leaderboard (`bench/evidence.py`, `/api/leaderboard`, the CLI) adds
+the call log grows. The full leaderboard (`bench/evidence/board.py`, `/api/leaderboard`, the CLI) adds
 pairwise strengths and claims per answer, at a cost that grows with every seat.
 """
 
@@ -17,7 +17,7 @@ from benchwarmers.bench.evidence.stats import maturity, wilson
 from benchwarmers.store import counts
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 
 @dataclass(frozen=True)
@@ -49,16 +49,16 @@ def standing_of_counts(row: dict[str, Any]) -> Standing:
     )
 
 
-async def standings(bench: Bench, days: float | None = None) -> list[ShapeStandings]:
+async def standings(state: BenchState, days: float | None = None) -> list[ShapeStandings]:
     """Every shape with seats in the window, in the configured order, each ranked best first."""
     since = since_days(days)
-    snapshot = await bench.snapshot()
-    async with bench.read() as conn:
+    snapshot = await state.snapshot()
+    async with state.read() as conn:
         rows = await counts.standing_counts(conn, since)
     by_shape: dict[str, list[Standing]] = defaultdict(list)
     for row in rows:
         by_shape[row["shape"]].append(standing_of_counts(row))
     return [
-        ShapeStandings(shape, tuple(sorted(by_shape[shape], key=rank_key)), await primary_for(bench, shape))
+        ShapeStandings(shape, tuple(sorted(by_shape[shape], key=rank_key)), await primary_for(state, shape))
         for shape in board_shapes(snapshot, by_shape)
     ]

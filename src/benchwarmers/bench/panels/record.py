@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.evidence.learning import learn_from_seats
-from benchwarmers.store.schema import panels, seats
+from benchwarmers.store import calls
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
     from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.state import BenchState
 
 
 @dataclass
@@ -29,8 +29,8 @@ class _Pending:
 
 
 class Recorder:
-    def __init__(self, bench: Bench) -> None:
-        self.bench = bench
+    def __init__(self, state: BenchState) -> None:
+        self.state = state
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
 
@@ -65,14 +65,11 @@ class Recorder:
                     pending.done.set_result(None)
 
     async def _commit(self, batch: list[_Pending]) -> None:
-        snapshot = await self.bench.snapshot()
-        async with self.bench.write() as conn:
-            await conn.execute(panels.insert(), [p.panel for p in batch])
-            rows = [row for p in batch for row in p.seats]
-            if rows:
-                await conn.execute(seats.insert(), rows)
+        snapshot = await self.state.snapshot()
+        async with self.state.write() as conn:
+            await calls.insert_panels(conn, [p.panel for p in batch], [row for p in batch for row in p.seats])
             for pending in batch:
-                await learn_from_seats(conn, snapshot, pending.outcomes, pending.now, self.bench.streaking)
+                await learn_from_seats(conn, snapshot, pending.outcomes, pending.now, self.state.history)
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():

@@ -1,4 +1,5 @@
-"""The reply: markdown content with one section per seat, the `bench` object, SSE chunks."""
+"""The reply: markdown content with one section per seat and the `bench` object (the server frames
+it as server-sent events: `server/sse.py`)."""
 
 from __future__ import annotations
 
@@ -88,40 +89,3 @@ def completion(
         "usage": usage,
         "bench": bench,
     }
-
-
-def _chunk(
-    reply: dict[str, Any], delta: dict[str, Any], finish: str | None, extra: dict[str, Any] | None = None
-) -> bytes:
-    chunk: dict[str, Any] = {
-        "id": reply["id"],
-        "object": "chat.completion.chunk",
-        "created": reply["created"],
-        "model": reply["model"],
-        "choices": [{"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}],
-        "usage": None,
-    }
-    if extra:
-        chunk.update(extra)
-    return b"data: " + orjson.dumps(chunk) + b"\n\n"
-
-
-def stream_chunks(reply: dict[str, Any], include_usage: bool) -> list[bytes]:
-    """The whole reply as SSE: one content chunk carrying `bench`, the finish chunk, usage, [DONE]."""
-    content = reply["choices"][0]["message"]["content"]
-    chunks = [
-        _chunk(reply, {"role": "assistant", "content": content}, None, {"bench": reply["bench"]}),
-        _chunk(reply, {}, "stop"),
-    ]
-    if include_usage:
-        usage_chunk = {
-            "id": reply["id"],
-            "object": "chat.completion.chunk",
-            "created": reply["created"],
-            "model": reply["model"],
-            "choices": [],
-            "usage": reply["usage"],
-        }
-        chunks.append(b"data: " + orjson.dumps(usage_chunk) + b"\n\n")
-    chunks.append(b"data: [DONE]\n\n")
-    return chunks

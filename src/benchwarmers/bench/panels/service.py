@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.board import primary_for
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
@@ -32,14 +33,14 @@ from benchwarmers.bench.panels.reply import (
     sum_usage,
     verdict_hint,
 )
-from benchwarmers.bench.panels.shapes import Shapes
+from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
+from benchwarmers.errors import Forbidden
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 
 @dataclass
@@ -57,21 +58,14 @@ class Merged:
         return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
 
 
-@dataclass(frozen=True)
-class Caller:
-    """Who is asking: `local` on loopback without keys, else the gateway key's name and scope."""
+class Panels:
+    """Runs panels: refuse early, seat, run, merge, record, reply; and replays of recorded ones."""
 
-    name: str = "local"
-    collections: frozenset[str] | None = None  # None = every collection
-    judges_own_only: bool = False
-
-
-class Gateway:
-    def __init__(self, bench: Bench) -> None:
-        self.bench = bench
+    def __init__(self, state: BenchState, shapes: ShapeDecider) -> None:
+        self.state = state
         self.ids = PanelIds()
-        self.shapes = Shapes(bench)
-        self.recorder = Recorder(bench)
+        self.shapes = shapes
+        self.recorder = Recorder(state)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
         self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
@@ -87,7 +81,7 @@ class Gateway:
 
     async def prepare(self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str) -> PreparedPanel:
         """Everything that can refuse a request happens here, before any seat is called."""
-        snapshot = await self.bench.snapshot()
+        snapshot = await self.state.snapshot()
         draft = read_request(snapshot, body)
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(
@@ -106,7 +100,7 @@ class Gateway:
             shape=decided[0],
             shape_by=decided[1],
             snapshot=snapshot,
-            history=await self.bench.fresh_history(),
+            history=await self.state.fresh_history(),
             body_hash=body_hash,
             caller=caller.name,
             panel_id=panel_id,
@@ -121,8 +115,8 @@ class Gateway:
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
             return await asyncio.shield(inflight)
-        window = (await self.bench.snapshot()).gateway["replay_window"]
-        async with self.bench.read() as conn:
+        window = (await self.state.snapshot()).gateway["replay_window"]
+        async with self.state.read() as conn:
             found = await calls.find_replay(
                 conn,
                 caller=caller.name,
@@ -157,11 +151,11 @@ class Gateway:
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
     ) -> dict[str, Any]:
-        snapshot = await self.bench.snapshot()
+        snapshot = await self.state.snapshot()
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
-        self.bench.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
-        outcomes = await run_seats(self.bench.upstream, snapshot, panel, timeout, disconnected)
+        self.state.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
+        outcomes = await run_seats(self.state.upstream, snapshot, panel, timeout, disconnected)
         merged: Merged | None = None
         if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
             merged = await self._merge(panel, outcomes, snapshot, timeout)
@@ -181,7 +175,7 @@ class Gateway:
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
         candidates = merger_candidates(
-            panel.collection, panel.shape, self.bench.history.counts, await self.primary(panel.shape)
+            panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
         )
         request = request_text(panel.stored["messages"])
         plan = plan_merger(candidates, snapshot, request, answers, self.rng, time.time())
@@ -192,7 +186,7 @@ class Gateway:
             )
         body = orjson.dumps({"model": snapshot.models[plan.alias].model_id, "stream": False, "messages": plan.messages})
         outcome = await call_model(
-            self.bench.upstream,
+            self.state.upstream,
             snapshot,
             alias=plan.alias,
             call=seat_call(panel.panel_id, "merger"),
@@ -209,7 +203,7 @@ class Gateway:
 
     async def primary(self, shape: str) -> str | None:
         """The router's best model for a shape (pinned role, else evidence); None when unknown."""
-        return await primary_for(self.bench, shape)
+        return await primary_for(self.state, shape)
 
     def build_reply(
         self, panel: PreparedPanel, outcomes: list[SeatOutcome], merged: Merged | None = None
@@ -225,7 +219,7 @@ class Gateway:
             "reply": panel.reply,
             "seats": seats,
             "skipped": skipped,
-            "verdict": verdict_hint(self.bench.public_base_url(), seats[0]["call"] if seats else None),
+            "verdict": verdict_hint(self.state.public_base_url(), seats[0]["call"] if seats else None),
         }
         usages = [o.usage for o in outcomes]
         note = merged.note if merged else None
@@ -289,55 +283,4 @@ class Gateway:
         await self.recorder.write(panel_row, seat_rows, outcomes, now)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS:
-                self.bench.history.last_seated[(o.alias, panel.shape)] = now
-
-    # -- verdicts ----------------------------------------------------------------------------
-
-    async def verdict(self, data: Any, caller: Caller) -> dict[str, Any]:
-        clean = parse_verdict(data)
-        async with self.bench.write() as conn:
-            seat = await calls.get_seat(conn, clean["call"])
-            if seat is None:
-                raise NotFound(
-                    f"no call {clean['call']!r}: use a call id from a panel's bench.seats",
-                    param="call",
-                    code="call_not_found",
-                )
-            if caller.judges_own_only and seat["caller"] != caller.name:
-                raise Forbidden("this gateway key may judge only the calls it made", param="call", code="not_your_call")
-            current = await calls.current_verdict(conn, clean["call"])
-            same = current is not None and all(current[k] == clean[k] for k in ("useful", "note", "real", "false"))
-            if same:
-                return {"call": clean["call"], "recorded": False, "replaced": False}
-            await calls.insert_verdict(conn, {**clean, "caller": caller.name})
-        if seat["seat"] in calls.SEATED_KINDS:  # a merge's verdict says nothing of the merger as a seat
-            key = (seat["alias"], seat["shape"])
-            good, bad = self.bench.history.counts.get(key, (0, 0))
-            if current is not None:
-                good, bad = (good - 1, bad) if current["useful"] else (good, bad - 1)
-            self.bench.history.counts[key] = (good + 1, bad) if clean["useful"] else (good, bad + 1)
-        return {"call": clean["call"], "recorded": True, "replaced": current is not None}
-
-
-def parse_verdict(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise InvalidRequest('a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}')
-    call = data.get("call")
-    if not isinstance(call, str) or not call:
-        raise InvalidRequest("verdict needs call: the call id of the seat you judge", param="call")
-    useful = data.get("useful")
-    if not isinstance(useful, bool):
-        raise InvalidRequest("verdict needs useful: true or false", param="useful")
-    note = data.get("note") or ""
-    if not isinstance(note, str):
-        raise InvalidRequest("note must be a string", param="note")
-    claims = {}
-    for name in ("real", "false"):
-        value = data.get(name) or []
-        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-            raise InvalidRequest(f"{name} must be a list of claims (strings)", param=name)
-        claims[name] = value
-    unknown = set(data) - {"call", "useful", "note", "real", "false"}
-    if unknown:
-        raise InvalidRequest(f"unknown verdict field(s): {', '.join(sorted(unknown))}")
-    return {"call": call, "useful": useful, "note": note, **claims}
+                self.state.history.seated(o.alias, panel.shape, now)

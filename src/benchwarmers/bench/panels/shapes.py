@@ -14,21 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
-from benchwarmers.errors import Conflict, InvalidRequest, NotFound
-from benchwarmers.store import decisions as decision_rows
-from benchwarmers.store import gateway_settings as setting_rows
-from benchwarmers.store.changes import record_change
+from benchwarmers.upstream.client import UpstreamPool
 from benchwarmers.upstream.failures import UpstreamFailure
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
     from benchwarmers.bench.snapshot import ModelView, Snapshot
+    from benchwarmers.bench.state import BenchState
 
 MIN_CONFIDENCE = 0.6
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 KINDS = ("chat", "choice")
 # Native decision APIs speak System One; providers mount it at different paths (Inception and
 # OpenRouter: `decisions`; Ollama: `systemone`). Onboarding records the one that answered.
@@ -106,9 +101,11 @@ def _checked(shape: Any, confidence: Any, shapes: dict[str, str]) -> tuple[str, 
     return str(shape), float(confidence)
 
 
-class Shapes:
-    def __init__(self, bench: Bench) -> None:
-        self.bench = bench
+class ShapeDecider:
+    """Decides a request's shape by asking the first decision model that is up."""
+
+    def __init__(self, state: BenchState) -> None:
+        self.state = state
 
     def _decision_model(self, snapshot: Snapshot) -> tuple[dict[str, Any], ModelView] | None:
         now = time.time()
@@ -125,7 +122,7 @@ class Shapes:
         if explorers_to_fill(draft, snapshot) == 0:
             return Decision("general", "default (no explorer seats to fill)")
         row, model = found
-        state = request_text(draft.body.get("messages") or [])[:STATE_LIMIT]
+        summary = request_text(draft.body.get("messages") or [])[:STATE_LIMIT]
         timeout = float(snapshot.gateway["decision_timeout"])
         outcome = SeatOutcome(
             call=f"{panel_id}.decision",
@@ -138,7 +135,7 @@ class Shapes:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                shape, confidence, raw = await self._ask(snapshot, row, model, state)
+                shape, confidence, raw = await ask_decision_model(self.state.upstream, snapshot, row, model, summary)
         except TimeoutError:
             outcome.error = f"timeout after {timeout:g}s"
         except (UpstreamFailure, ValueError) as exc:
@@ -154,101 +151,21 @@ class Shapes:
         outcome.seconds = round(time.perf_counter() - started, 3)
         return Decision("general", f"default (decision model {model.alias} failed: {outcome.error})", outcome)
 
-    async def _ask(
-        self, snapshot: Snapshot, row: dict[str, Any], model: ModelView, state: str
-    ) -> tuple[str, float, str]:
-        endpoint = snapshot.endpoints[model.endpoint].ref
-        pool = self.bench.upstream
-        if row["kind"] == "choice":
-            url = f"{endpoint.base_url}/{row['path']}"
-            data = await pool.request_json(
-                endpoint, "POST", url, json=choice_body(model.model_id, state, snapshot.shapes)
-            )
-            shape, confidence = parse_choice_answer(data, snapshot.shapes)
-            return shape, confidence, orjson.dumps(data).decode()
-        body = orjson.dumps(chat_body(model.model_id, state, snapshot.shapes))
-        result = await pool.chat(endpoint, body, float(snapshot.gateway["decision_timeout"]))
-        shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
-        return shape, confidence, result.answer
 
-    async def onboard(self, alias: str, kind: str) -> str | None:
-        """Check the model answers as a decision model; for `choice`, find the path that answers."""
-        if kind not in KINDS:
-            raise InvalidRequest(f"kind must be one of {', '.join(KINDS)}, not {kind!r}", param="kind")
-        snapshot = await self.bench.snapshot()
-        model = snapshot.models[alias]
-        row = {"alias": alias, "kind": kind, "path": None}
-        state = "Review this function for bugs: def mean(xs): return sum(xs) / len(xs)"
-        if kind == "chat":
-            await self._ask(snapshot, row, model, state)
-            return None
-        failures = []
-        for path in CHOICE_PATHS:
-            try:
-                await self._ask(snapshot, {**row, "path": path}, model, state)
-            except (UpstreamFailure, ValueError) as exc:
-                failures.append(f"{path}: {exc}")
-            else:
-                return path
-        raise InvalidRequest(
-            f"{alias} answered no decision API ({'; '.join(failures)}); try --kind chat", param="alias"
+async def ask_decision_model(
+    pool: UpstreamPool, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
+) -> tuple[str, float, str]:
+    """One question to a decision model: (shape, confidence, raw answer). Raises UpstreamFailure
+    when the call fails and ValueError when the answer is not a shape with a confidence."""
+    endpoint = snapshot.endpoints[model.endpoint].ref
+    if row["kind"] == "choice":
+        url = f"{endpoint.base_url}/{row['path']}"
+        data = await pool.request_json(
+            endpoint, "POST", url, json=choice_body(model.model_id, summary, snapshot.shapes)
         )
-
-    # -- configuration ------------------------------------------------------------------------
-
-    async def set_shape(self, name: str, description: str, *, actor: str | None = None) -> dict[str, str]:
-        if not NAME.match(name):
-            raise InvalidRequest(f"shape name {name!r} must be one lower-case word", param="name")
-        if not description.strip():
-            raise InvalidRequest("a shape needs a description: decision models choose by it", param="description")
-        async with self.bench.write() as conn:
-            before = await setting_rows.shapes(conn)
-            after = {**before, name: description.strip()}
-            await setting_rows.put_setting(conn, "shapes", after)
-            await record_change(
-                conn,
-                actor=actor or self.bench.actor,
-                subject="shape",
-                name=name,
-                action="update" if name in before else "create",
-                before=before.get(name),
-                after=after[name],
-            )
-        return after
-
-    async def remove_shape(self, name: str, *, actor: str | None = None) -> dict[str, str]:
-        async with self.bench.write() as conn:
-            before = await setting_rows.shapes(conn)
-            if name not in before:
-                raise NotFound(f"no shape {name!r}; shapes are: {', '.join(before)}", param="name")
-            if name in ("general", "vision"):
-                raise InvalidRequest(f"{name!r} is built in: the gateway falls back to it", param="name")
-            after = {k: v for k, v in before.items() if k != name}
-            await setting_rows.put_setting(conn, "shapes", after)
-            await record_change(
-                conn, actor=actor or self.bench.actor, subject="shape", name=name, action="delete", before=before[name]
-            )
-        return after
-
-    async def add_decision_model(self, alias: str, kind: str = "chat", *, actor: str | None = None) -> dict[str, Any]:
-        snapshot = await self.bench.snapshot()
-        if alias not in snapshot.models:
-            raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
-        if any(row["alias"] == alias for row in snapshot.decision_models):
-            raise Conflict(f"{alias} is a decision model already", param="alias")
-        path = await self.onboard(alias, kind)
-        row = {"alias": alias, "kind": kind, "path": path}
-        async with self.bench.write() as conn:
-            await decision_rows.add_decision_model(conn, alias, kind, path)
-            await record_change(
-                conn, actor=actor or self.bench.actor, subject="decision_model", name=alias, action="create", after=row
-            )
-        return row
-
-    async def remove_decision_model(self, alias: str, *, actor: str | None = None) -> None:
-        async with self.bench.write() as conn:
-            if not await decision_rows.remove_decision_model(conn, alias):
-                raise NotFound(f"{alias!r} is not a decision model", param="alias")
-            await record_change(
-                conn, actor=actor or self.bench.actor, subject="decision_model", name=alias, action="delete"
-            )
+        shape, confidence = parse_choice_answer(data, snapshot.shapes)
+        return shape, confidence, orjson.dumps(data).decode()
+    body = orjson.dumps(chat_body(model.model_id, summary, snapshot.shapes))
+    result = await pool.chat(endpoint, body, float(snapshot.gateway["decision_timeout"]))
+    shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
+    return shape, confidence, result.answer

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.collection_rules import close_matches
+from benchwarmers.bench.admin.models import model_detail
 from benchwarmers.bench.admin.presets import for_provider
 from benchwarmers.bench.upkeep.refresh import catalog_of
 from benchwarmers.catalog.facts import listed_facts
@@ -25,8 +26,8 @@ from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
     from benchwarmers.bench.snapshot import EndpointView, Snapshot
+    from benchwarmers.bench.state import BenchState
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
 _LOCAL_KINDS = frozenset({"ollama", "lmstudio"})
@@ -109,7 +110,7 @@ def found_public(found: Found) -> dict[str, Any]:
 
 
 async def discover(
-    bench: Bench,
+    state: BenchState,
     *,
     free: bool = False,
     vision: bool = False,
@@ -118,13 +119,13 @@ async def discover(
     limit: int | None = None,
 ) -> list[dict[str, Any]]:
     """The list, filtered as asked; `limit` 0 or None = all."""
-    catalog = catalog_of(bench.settings)
+    catalog = catalog_of(state.settings)
     if provider is not None and provider not in catalog.provider_ids():
         raise NotFound(_no_provider(provider, catalog), param="provider")
     entries = catalog.models(free_only=free, vision_only=vision, min_context=min_context)
     if provider is not None:
         entries = [e for e in entries if e.provider_id == provider]
-    found = mark(catalog, await bench.snapshot(), entries)
+    found = mark(catalog, await state.snapshot(), entries)
     return [found_public(f) for f in (found[:limit] if limit else found)]
 
 
@@ -143,12 +144,12 @@ def _how_to_reach(provider: str, catalog: ModelsDev) -> str:
     return f"benchwarmers endpoint add {provider} --base-url {base}{env}"
 
 
-async def add(bench: Bench, target: str, *, actor: str | None = None) -> dict[str, Any]:
+async def add(state: BenchState, target: str, *, actor: str | None = None) -> dict[str, Any]:
     """Put PROVIDER/MODEL on the roster through the endpoint that reaches PROVIDER."""
     provider, _, model_id = target.strip().partition("/")
     if not provider or not model_id:
         raise InvalidRequest(f"{target!r} is not PROVIDER/MODEL, e.g. openrouter/qwen/qwen3-coder:free", param="model")
-    catalog = catalog_of(bench.settings)
+    catalog = catalog_of(state.settings)
     if provider not in catalog.provider_ids():
         raise NotFound(_no_provider(provider, catalog), param="model")
     match = catalog.match(model_id, provider)
@@ -161,7 +162,7 @@ async def add(bench: Bench, target: str, *, actor: str | None = None) -> dict[st
             param="model",
         )
     model_id = match.model_id
-    snapshot = await bench.snapshot()
+    snapshot = await state.snapshot()
     found = mark(catalog, snapshot, [_entry(catalog, provider, model_id)])[0]
     if found.on_bench:
         raise Conflict(f"{provider}/{model_id} is on the bench already as {found.on_bench}", param="model")
@@ -176,7 +177,7 @@ async def add(bench: Bench, target: str, *, actor: str | None = None) -> dict[st
     alias = f"{endpoint.name}/{model_id}"
     known = catalog.lookup(model_id, provider)
     facts = listed_facts(known) if known is not None else {}
-    async with bench.write() as conn:
+    async with state.write() as conn:
         if await roster.get_model(conn, alias) is not None:
             raise Conflict(f"{alias} is on the roster already", param="model")
         pk = await roster.insert_model(conn, alias=alias, endpoint_id=endpoint.id, model_id=model_id)
@@ -185,13 +186,13 @@ async def add(bench: Bench, target: str, *, actor: str | None = None) -> dict[st
             await roster.set_fact(conn, pk, fact, "models.dev", value)
         await record_change(
             conn,
-            actor=actor or bench.actor,
+            actor=actor or state.actor,
             subject="model",
             name=alias,
             action="create",
             after={"from": f"{provider}/{model_id}", "endpoint": endpoint.name, "at": time.time(), **facts},
         )
-    return await bench.admin.model(alias)
+    return await model_detail(state, alias)
 
 
 def _entry(catalog: ModelsDev, provider: str, model_id: str) -> DiscoverEntry:

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.collection_rules import suggest
@@ -30,13 +29,12 @@ from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.store.schema import endpoints, model_facts, models
 from benchwarmers.upstream.client import EndpointRef
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import fetch_listing
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 log = logging.getLogger("benchwarmers.refresh")
 
@@ -81,18 +79,18 @@ def catalog_origin(settings: Settings) -> str:
 # -- one endpoint --------------------------------------------------------------------------------
 
 
-async def refresh_endpoint(bench: Bench, name: str, *, actor: str | None = None) -> dict[str, Any]:
+async def refresh_endpoint(state: BenchState, name: str, *, actor: str | None = None) -> dict[str, Any]:
     """Read the endpoint's listing and record it. On failure the error is noted on the endpoint, its
     facts stay as they were, and an UpstreamFailure says why (an unreadable listing included)."""
-    async with bench.read() as conn:
+    async with state.read() as conn:
         row = await roster.get_endpoint(conn, name)
         if row is None:
             names = [r["name"] for r in await roster.list_endpoints(conn)]
             raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
-    ref = EndpointRef(name=name, base_url=row["base_url"], api_key=endpoint_key(row, bench.secrets), kind=row["kind"])
+    ref = EndpointRef(name=name, base_url=row["base_url"], api_key=endpoint_key(row, state.secrets), kind=row["kind"])
 
     async def fetch_json(method: str, url: str, body: Any | None) -> Any:
-        return await bench.upstream.request_json(ref, method, url, json=body)
+        return await state.upstream.request_json(ref, method, url, json=body)
 
     try:
         listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
@@ -102,23 +100,10 @@ async def refresh_endpoint(bench: Bench, name: str, *, actor: str | None = None)
             if isinstance(exc, UpstreamFailure)
             else UpstreamFailure(FailureKind.upstream_error, f"the model listing could not be read: {exc}")
         )
-        async with bench.write() as conn:
+        async with state.write() as conn:
             await roster.update_endpoint(conn, row["id"], refresh_error=str(failure)[:500])
         raise failure from None
-    return await record_listing(bench, row, listed, actor=actor)
-
-
-async def _stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dict[str, dict[str, Any]]]:
-    """model pk → source → fact → value, for every model of one endpoint (one query)."""
-    query = (
-        select(model_facts.c.model_pk, model_facts.c.source, model_facts.c.fact, model_facts.c.value)
-        .join(models, models.c.id == model_facts.c.model_pk)
-        .where(models.c.endpoint_id == endpoint_id)
-    )
-    found: dict[int, dict[str, dict[str, Any]]] = {}
-    for pk, source, fact, value in await conn.execute(query):
-        found.setdefault(pk, {}).setdefault(source, {})[fact] = value
-    return found
+    return await record_listing(state, row, listed, actor=actor)
 
 
 async def _write_source(
@@ -139,18 +124,18 @@ def _catalog_view(facts: Mapping[str, Mapping[str, Any]], fact: str) -> Any:
 
 
 async def record_listing(
-    bench: Bench, endpoint: dict[str, Any], listed: Iterable[ListedModel], *, actor: str | None = None
+    state: BenchState, endpoint: dict[str, Any], listed: Iterable[ListedModel], *, actor: str | None = None
 ) -> dict[str, Any]:
     """Record a listing that was read: new models, facts per source, gone models, and alerts."""
     listed = list(listed)
     now = time.time()
-    catalog = catalog_of(bench.settings)
+    catalog = catalog_of(state.settings)
     hint = provider_for(endpoint["kind"], endpoint["base_url"])
     counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0}
     name = endpoint["name"]
-    async with bench.write() as conn:
+    async with state.write() as conn:
         existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
-        stored = await _stored_facts(conn, endpoint["id"])
+        stored = await roster.stored_facts(conn, endpoint["id"])
         by_id = {m.model_id: m for m in listed}
         for model_id in [*by_id, *(mid for mid in existing if mid not in by_id)]:
             row = existing.get(model_id)
@@ -199,7 +184,7 @@ async def record_listing(
                 counts["retiring"] += 1
         await roster.update_endpoint(conn, endpoint["id"], refreshed_at=now, refresh_error=None)
         await record_change(
-            conn, actor=actor or bench.actor, subject="endpoint", name=name, action="refresh", after=counts
+            conn, actor=actor or state.actor, subject="endpoint", name=name, action="refresh", after=counts
         )
     return counts
 
@@ -214,27 +199,27 @@ async def _alert(conn: AsyncConnection, kind: str, subject: str, now: float, mes
 # -- models.dev ---------------------------------------------------------------------------------
 
 
-async def refresh_models_dev(bench: Bench, url: str = MODELS_DEV_URL) -> str:
+async def refresh_models_dev(state: BenchState, url: str = MODELS_DEV_URL) -> str:
     """Fetch models.dev's live catalog into the cache: "live" when saved, else what is in use instead
     ("cached" or "bundled"). The next endpoint refresh records its facts."""
     ref = EndpointRef(name=_MODELS_DEV_REF, base_url=url, api_key=None)
 
     async def fetch_json(method: str, _official_url: str, body: Any | None) -> Any:
         # fetch_live asks for models.dev's own URL; a mirror (or a test server) may stand in for it.
-        return await bench.upstream.request_json(ref, method, url, json=body, timeout=60.0)
+        return await state.upstream.request_json(ref, method, url, json=body, timeout=60.0)
 
     try:
-        saved = await fetch_live(fetch_json, models_dev_cache(bench.settings))
+        saved = await fetch_live(fetch_json, models_dev_cache(state.settings))
     finally:
-        bench.upstream.forget(_MODELS_DEV_REF)  # once a day: no idle connection kept for it
-    return "live" if saved else catalog_origin(bench.settings)
+        state.upstream.forget(_MODELS_DEV_REF)  # once a day: no idle connection kept for it
+    return "live" if saved else catalog_origin(state.settings)
 
 
 # -- everything ---------------------------------------------------------------------------------
 
 
 async def refresh_all(
-    bench: Bench,
+    state: BenchState,
     *,
     models_dev_url: str | None = MODELS_DEV_URL,
     only: Iterable[str] | None = None,
@@ -254,13 +239,13 @@ async def refresh_all(
     if progress is not None:
         progress("models.dev", None)
     if models_dev_url:
-        state = await refresh_models_dev(bench, models_dev_url)
-        detail = "live catalog saved" if state == "live" else f"could not be fetched; using the {state} catalog"
-        report(SourceResult("models.dev", state == "live", detail))
+        origin = await refresh_models_dev(state, models_dev_url)
+        detail = "live catalog saved" if origin == "live" else f"could not be fetched; using the {origin} catalog"
+        report(SourceResult("models.dev", origin == "live", detail))
     else:
-        report(SourceResult("models.dev", True, f"not fetched; using the {catalog_origin(bench.settings)} catalog"))
+        report(SourceResult("models.dev", True, f"not fetched; using the {catalog_origin(state.settings)} catalog"))
     if only is None:
-        async with bench.read() as conn:
+        async with state.read() as conn:
             names = [e["name"] for e in await roster.list_endpoints(conn) if e["enabled"]]
     else:
         names = list(only)
@@ -268,13 +253,13 @@ async def refresh_all(
         if progress is not None:
             progress(name, None)
         try:
-            summary = await refresh_endpoint(bench, name, actor=actor)
+            summary = await refresh_endpoint(state, name, actor=actor)
         except Exception as exc:  # one source failing keeps its last good facts; the rest go on
             log.warning("refresh of %s failed: %s", name, exc)
             report(SourceResult(name, False, str(exc) or type(exc).__name__))
         else:
             report(SourceResult(name, True, describe(summary), summary))
-    await _remember_run(bench, results)
+    await _remember_run(state, results)
     return results
 
 
@@ -286,16 +271,16 @@ def describe(summary: Mapping[str, Any]) -> str:
     return ", ".join([text, *extra])
 
 
-async def _remember_run(bench: Bench, results: list[SourceResult]) -> None:
+async def _remember_run(state: BenchState, results: list[SourceResult]) -> None:
     # Bookkeeping for the scheduler, not configuration: no change record (no snapshot reload).
     value = {"at": time.time(), "failed": [r.source for r in results if not r.ok]}
-    async with bench.write() as conn:
+    async with state.write() as conn:
         await setting_rows.put_setting(conn, LAST_RUN_KEY, value)
 
 
 async def last_refresh(conn: AsyncConnection) -> float | None:
     """When the catalog was last refreshed: a full refresh, or failing that the newest endpoint refresh."""
     stored = await setting_rows.get_setting(conn, LAST_RUN_KEY, {})
-    newest = await conn.scalar(select(func.max(endpoints.c.refreshed_at)))
+    newest = await roster.newest_endpoint_refresh(conn)
     known = [t for t in ((stored or {}).get("at"), newest) if t is not None]
     return max(known) if known else None

@@ -20,7 +20,7 @@ from benchwarmers.bench.upkeep.refresh import last_refresh, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.core import Bench
+    from benchwarmers.bench.state import BenchState
 
 log = logging.getLogger("benchwarmers.scheduler")
 
@@ -32,7 +32,7 @@ RETRY_AFTER_ERROR = 3600.0
 class CatalogScheduler:
     def __init__(
         self,
-        bench: Bench,
+        state: BenchState,
         *,
         every: float = DAY,
         clock: Callable[[], float] = time.time,
@@ -41,11 +41,11 @@ class CatalogScheduler:
         models_dev_url: str | None = MODELS_DEV_URL,
         max_nap: float = MAX_NAP,
     ) -> None:
-        self.bench = bench
+        self.state = state
         self.every = every
         self.clock = clock
         self.sleep = sleep
-        self.job = job or (lambda: refresh_all(bench, models_dev_url=models_dev_url, actor="scheduler"))
+        self.job = job or (lambda: refresh_all(state, models_dev_url=models_dev_url, actor="scheduler"))
         self.max_nap = max_nap
         self.runs = 0
         self.failures = 0
@@ -66,7 +66,7 @@ class CatalogScheduler:
 
     async def due(self) -> float:
         """When the next refresh is due (epoch seconds)."""
-        async with self.bench.read() as conn:
+        async with self.state.read() as conn:
             last = await last_refresh(conn)
         due = (self._started if last is None else last) + self.every
         return due if self._not_before is None else max(due, self._not_before)

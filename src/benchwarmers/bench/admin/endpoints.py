@@ -1,0 +1,136 @@
+"""Endpoints: the providers the user registered, their keys (stored encrypted or named by an
+environment variable) and their listings. Every change is logged."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import urlsplit
+
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.upkeep import refresh
+from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
+from benchwarmers.store import roster
+from benchwarmers.store.changes import record_change
+from benchwarmers.upstream.failures import UpstreamFailure
+from benchwarmers.upstream.listings import KINDS
+
+ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_base_url(url: str) -> str:
+    parts = urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise InvalidRequest(
+            f"base URL {url!r} is not an http(s) URL such as https://api.groq.com/openai/v1", param="base_url"
+        )
+    if parts.username or parts.password:
+        raise InvalidRequest("base URL must not carry a user:password; use --api-key-env", param="base_url")
+    return url.strip().rstrip("/")
+
+
+def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
+    """An endpoint as shown anywhere: the stored key only as its last four characters."""
+    return {
+        "name": row["name"],
+        "base_url": row["base_url"],
+        "kind": row["kind"],
+        "api_key_env": row["api_key_env"],
+        "api_key": f"…{row['api_key_last4']}" if row.get("api_key_last4") else None,
+        "free_tier": bool(row["free_tier"]),
+        "enabled": bool(row["enabled"]),
+        "refreshed_at": row["refreshed_at"],
+        "refresh_error": row["refresh_error"],
+    }
+
+
+class Endpoints:
+    def __init__(self, state: BenchState) -> None:
+        self.state = state
+
+    async def add_endpoint(
+        self,
+        name: str,
+        base_url: str,
+        kind: str = "openai",
+        *,
+        api_key_env: str | None = None,
+        api_key: str | None = None,
+        free_tier: bool = False,
+        actor: str | None = None,
+    ) -> dict[str, Any]:
+        if not ENDPOINT_NAME.match(name):
+            raise InvalidRequest(
+                f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'",
+                param="name",
+            )
+        url = check_base_url(base_url)
+        if kind not in KINDS:
+            raise InvalidRequest(f"kind {kind!r} is not known; kinds are: {', '.join(KINDS)}", param="kind")
+        if api_key_env and api_key:
+            raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
+        if api_key_env and not ENV_NAME.match(api_key_env):
+            raise InvalidRequest(f"{api_key_env!r} is not an environment variable name", param="api_key_env")
+        async with self.state.write() as conn:
+            if await roster.get_endpoint(conn, name):
+                raise Conflict(
+                    f"endpoint {name!r} exists already; remove it first or pick another name",
+                    param="name",
+                    code="endpoint_exists",
+                )
+            values = {
+                "name": name,
+                "base_url": url,
+                "kind": kind,
+                "api_key_env": api_key_env,
+                "api_key_enc": self.state.secrets.encrypt(api_key) if api_key else None,
+                "api_key_last4": api_key[-4:] if api_key else None,
+                "free_tier": free_tier,
+                "enabled": True,
+            }
+            await roster.insert_endpoint(conn, **values)
+            row = await roster.get_endpoint(conn, name)
+            assert row is not None
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="endpoint",
+                name=name,
+                action="create",
+                after=endpoint_public(row),
+            )
+        return endpoint_public(row)
+
+    async def list_endpoints(self) -> list[dict[str, Any]]:
+        async with self.state.read() as conn:
+            return [endpoint_public(r) for r in await roster.list_endpoints(conn)]
+
+    async def _endpoint(self, conn: Any, name: str) -> dict[str, Any]:
+        row = await roster.get_endpoint(conn, name)
+        if row is None:
+            names = [r["name"] for r in await roster.list_endpoints(conn)]
+            raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
+        return row
+
+    async def remove_endpoint(self, name: str, *, actor: str | None = None) -> None:
+        async with self.state.write() as conn:
+            row = await self._endpoint(conn, name)
+            await roster.delete_endpoint(conn, row["id"])
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="endpoint",
+                name=name,
+                action="delete",
+                before=endpoint_public(row),
+            )
+        self.state.upstream.forget(name)
+
+    async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Read the endpoint's listing and record what it says (see bench/refresh.py)."""
+        try:
+            return await refresh.refresh_endpoint(self.state, name, actor=actor)
+        except UpstreamFailure as exc:
+            raise UpstreamRefused(f"refreshing {name} failed: {exc}", param="name") from None

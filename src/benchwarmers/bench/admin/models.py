@@ -1,0 +1,103 @@
+"""The roster's models as the user sees and overrides them (window, output cap, family, free,
+vision, enabled). Every change is logged."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.state import BenchState
+from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.store import roster
+from benchwarmers.store.changes import record_change
+
+OVERRIDABLE = {"context": "context_window", "output": "output_cap", "family": "family", "free": "free"}
+
+
+class Models:
+    def __init__(self, state: BenchState) -> None:
+        self.state = state
+
+    async def list_models(self) -> list[dict[str, Any]]:
+        snapshot = await self.state.snapshot()
+        now = time.time()
+        return [model_public(m, now, snapshot.went_paid) for m in snapshot.models.values()]
+
+    async def model(self, alias: str) -> dict[str, Any]:
+        return await model_detail(self.state, alias)
+
+    async def set_model(self, alias: str, *, actor: str | None = None, **changes: Any) -> dict[str, Any]:
+        """Apply the user's overrides (None = leave as is)."""
+        before = await self.model(alias)
+        snapshot = await self.state.snapshot()
+        model = snapshot.models[alias]
+        async with self.state.write() as conn:
+            for option, fact in OVERRIDABLE.items():
+                value = changes.get(option)
+                if value is None:
+                    continue
+                if option in ("context", "output") and (not isinstance(value, int) or value <= 0):
+                    raise InvalidRequest(f"--{option} must be a positive number of tokens", param=option)
+                await roster.set_fact(conn, model.pk, fact, "override", value)
+            if changes.get("vision") is not None:
+                kinds = ["image", "text"] if changes["vision"] else ["text"]
+                await roster.set_fact(conn, model.pk, "input_kinds", "override", kinds)
+            if changes.get("enabled") is not None:
+                await roster.update_model(conn, model.pk, enabled=bool(changes["enabled"]))
+            after_facts = {k: v for k, v in changes.items() if v is not None}
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="model",
+                name=alias,
+                action="update",
+                before={k: before.get(k) for k in after_facts},
+                after=after_facts,
+            )
+        return await self.model(alias)
+
+
+def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
+    status = "ok"
+    if model.gone:
+        status = "gone"
+    elif model.alias in went_paid:
+        status = "went paid"
+    elif model.retiring:
+        status = "retiring"
+    elif model.cooling(now):
+        status = "cooldown"
+    elif not model.enabled:
+        status = "disabled"
+    return {
+        "alias": model.alias,
+        "endpoint": model.endpoint,
+        "model_id": model.model_id,
+        "enabled": model.enabled,
+        "status": status,
+        "cooldown_until": model.cooldown_until,
+        "context_window": model.window,
+        "output_cap": model.output_cap,
+        "vision": model.vision,
+        "free": model.free,
+        "family": model.family,
+        "retiring": model.retiring,
+        "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
+    }
+
+
+async def model_detail(state: BenchState, alias: str) -> dict[str, Any]:
+    """One model as shown anywhere, with every source of each fact."""
+    snapshot = await state.snapshot()
+    model = snapshot.models.get(alias)
+    if model is None:
+        raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+    async with state.read() as conn:
+        facts = await roster.facts_of(conn, model.pk)
+    data = model_public(model, time.time(), snapshot.went_paid)
+    data["sources"] = sorted(
+        ({"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]} for f in facts),
+        key=lambda f: (f["fact"], f["source"]),
+    )
+    return data

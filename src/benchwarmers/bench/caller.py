@@ -1,0 +1,14 @@
+"""Who is asking: the identity every panel, verdict and call-log read is made for."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Caller:
+    """`local` on loopback without keys, else the gateway key's name and scope."""
+
+    name: str = "local"
+    collections: frozenset[str] | None = None  # None = every collection
+    judges_own_only: bool = False
