@@ -8,16 +8,21 @@ from pathlib import Path
 
 import pytest
 
+from benchwarmers.settings import Settings
 from tests.fakes.upstream import FakeUpstream
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
+# Settings matches names case-insensitively, so `benchwarmers_home` counts too.
 SEALED_PREFIX = "BENCH"
+# pydantic-settings with populate_by_name=True also reads a variable named after each field (DATABASE_URL,
+# URL, KEY, ...; see tests/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
+FIELD_NAMES = frozenset(name.upper() for name in Settings.model_fields) - {"HOME"}
 
 
 def _seal(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
-    """Remove every BENCH* variable and point BENCHWARMERS_HOME at `home`."""
+    """Remove every variable Settings could read and point BENCHWARMERS_HOME at `home`."""
     for name in list(os.environ):
-        if name.startswith(SEALED_PREFIX):
+        if name.upper().startswith(SEALED_PREFIX) or name.upper() in FIELD_NAMES:
             monkeypatch.delenv(name)
     monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
 

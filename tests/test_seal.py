@@ -19,11 +19,16 @@ HOSTILE = {
     "BENCH_BIND": "0.0.0.0:1",
     "BENCHWARMERS_ADMIN_TOKEN": "zzz",
     "BENCHWARMERS_HOME": str(Path.home() / ".benchwarmers"),
+    "benchwarmers_key": "bwk_lower_case_counts_too",
+    # Also read today, by field name (populate_by_name; see tests/test_docs_tables.py).
+    "DATABASE_URL": "postgresql+asyncpg://nobody@127.0.0.1:1/y",
+    "URL": "http://198.51.100.1:8123",
 }
 
 
 def visible() -> dict[str, str]:
-    return {name: value for name, value in os.environ.items() if name.startswith("BENCH")}
+    fields = {name.upper() for name in Settings.model_fields} - {"HOME"}
+    return {k: v for k, v in os.environ.items() if k.upper().startswith("BENCH") or k.upper() in fields}
 
 
 def test_a_test_sees_only_its_own_home(tmp_path_factory: pytest.TempPathFactory):
@@ -35,7 +40,7 @@ def test_a_test_sees_only_its_own_home(tmp_path_factory: pytest.TempPathFactory)
     assert settings.home == home
     assert settings.db_url == f"sqlite+aiosqlite:///{home / 'bench.db'}"
     assert (settings.database_url, settings.admin_token, settings.require_keys) == (None, None, False)
-    assert settings.bind == "127.0.0.1:8123"
+    assert (settings.bind, settings.url, settings.key) == ("127.0.0.1:8123", "http://127.0.0.1:8123", None)
 
 
 @pytest.fixture(scope="module")
