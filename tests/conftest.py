@@ -1,12 +1,48 @@
-"""Shared fixtures."""
+"""Shared fixtures, and the seal: no test sees the caller's Benchwarmers environment."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from benchwarmers.settings import Settings
 from tests.fakes.upstream import FakeUpstream
+
+# Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
+# Settings matches names case-insensitively, so `benchwarmers_home` counts too.
+SEALED_PREFIX = "BENCH"
+# pydantic-settings with populate_by_name=True also reads a variable named after each field (DATABASE_URL,
+# URL, KEY, ...; see tests/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
+FIELD_NAMES = frozenset(name.upper() for name in Settings.model_fields) - {"HOME"}
+
+
+def _seal(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    """Remove every variable Settings could read and point BENCHWARMERS_HOME at `home`."""
+    for name in list(os.environ):
+        if name.upper().startswith(SEALED_PREFIX) or name.upper() in FIELD_NAMES:
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _sealed_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The seal for module-scoped fixtures (they are built before any function-scoped fixture)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _seal(monkeypatch, tmp_path_factory.mktemp("session-home") / "home")
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _sealed(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Each test: no exported BENCH* variable, and a fresh home that does not exist yet (as on first use).
+
+    Tests that need a variable set it themselves with `monkeypatch.setenv`; subprocesses started from
+    `os.environ` inherit the seal.
+    """
+    _seal(monkeypatch, tmp_path_factory.mktemp("home") / "home")
 
 
 @pytest.fixture
