@@ -77,13 +77,6 @@ def test_each_default_in_the_table_is_the_codes(variable: str):
         assert cell == f"`{default}`"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="Settings has populate_by_name=True, so pydantic-settings also reads a variable named after each "
-    "field: HOME becomes the data folder, DATABASE_URL the database, URL and KEY where `ask` and the MCP "
-    "server send the gateway key",
-)
 def test_settings_reads_no_variable_beyond_the_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     as_installed = Settings()
     for name in Settings.model_fields:

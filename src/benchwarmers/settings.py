@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from pydantic import AliasChoices, Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_BIND = "127.0.0.1:8123"
 
@@ -36,6 +36,19 @@ class Settings(BaseSettings):
     client: str = Field(default="builtin", validation_alias=_env("BENCH_CLIENT"))
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Code passes field names (Settings(home=...)); the environment counts only by the contract's
+        # names. Without this, HOME would be the data folder and DATABASE_URL the database.
+        return init_settings, _ContractEnv(settings_cls)
 
     @field_validator("home", mode="after")
     @classmethod
@@ -82,6 +95,14 @@ class Settings(BaseSettings):
 
     def host_port(self, bind: str | None = None) -> tuple[str, int]:
         return parse_bind(bind or self.bind)
+
+
+class _ContractEnv(EnvSettingsSource):
+    """The environment read by each field's alias only, never by its bare field name."""
+
+    def __init__(self, settings_cls: type[BaseSettings]) -> None:
+        super().__init__(settings_cls)
+        self.config = {**self.config, "populate_by_name": False, "validate_by_name": False}
 
 
 def origin_of(url: str) -> str:
