@@ -21,8 +21,8 @@ from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body
-from benchwarmers.server.gateway_routes import together
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.v1_routes import together
 
 router = APIRouter()
 

@@ -19,9 +19,9 @@ from benchwarmers.server import (
     api_panels,
     bench_routes,
     errors,
-    gateway_routes,
     login,
     pages,
+    v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware
@@ -63,7 +63,7 @@ def create_app(settings: Settings) -> FastAPI:
             return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
         return json_response({"status": "ready", "database": "ok"})
 
-    app.include_router(gateway_routes.router)
+    app.include_router(v1_routes.router)
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)

@@ -129,7 +129,7 @@ class Endpoints:
         self.state.upstream.forget(name)
 
     async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
-        """Read the endpoint's listing and record what it says (see bench/refresh.py)."""
+        """Read the endpoint's listing and record what it says (see bench/upkeep/refresh.py)."""
         try:
             return await refresh.refresh_endpoint(self.state, name, actor=actor)
         except UpstreamFailure as exc:
