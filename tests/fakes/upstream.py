@@ -52,6 +52,7 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     body: str | bytes | dict[str, Any] | list[Any] | None = None
     context_limit: int | None = None
+    quote_input: bool = False  # a 400 whose message quotes the caller's last message, as some providers do
     gemini_error: bool = False
     plain_error: str | None = None
     drop: bool = False
@@ -456,6 +457,11 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
             "status": "RESOURCE_EXHAUSTED",
         }
         return _Response(status, orjson.dumps([{"error": error}]))
+    if behaviour.quote_input:
+        messages = data.get("messages") or [{}]
+        quoted = str(messages[-1].get("content", ""))[:500]
+        error = _error_body(f"Invalid prompt, could not process: {quoted}", "invalid_request_error", None)
+        return _Response(400, orjson.dumps(error))
     if behaviour.context_limit is not None:
         limit = behaviour.context_limit
         used = max(limit + 1, _tokens(_text_chars(data)))

@@ -26,6 +26,7 @@ class SeatHistory:
     last_seated: dict[Key, float] = field(default_factory=dict)
     counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (useful, not useful)
     streaking: set[int] = field(default_factory=set)  # model pks whose failure streak is above zero
+    answered: dict[str, int] = field(default_factory=dict)  # alias → largest prompt answered (tokens)
     loaded_at: float = 0.0
 
     @classmethod
@@ -34,6 +35,7 @@ class SeatHistory:
             last_seated=await calls.last_seated(conn),
             counts=await calls.verdict_counts(conn),
             streaking=await roster.streaking_models(conn),
+            answered=await roster.largest_answered(conn),
             loaded_at=time.time(),
         )
 

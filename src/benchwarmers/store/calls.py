@@ -6,7 +6,8 @@ import time
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.schema import panels, seats, verdicts
@@ -20,11 +21,34 @@ async def insert_panel(conn: AsyncConnection, panel: dict, seat_rows: Sequence[d
         await conn.execute(seats.insert(), list(seat_rows))
 
 
-async def insert_panels(conn: AsyncConnection, panel_rows: Sequence[dict], seat_rows: Sequence[dict]) -> None:
-    """Several finished panels and all their seats, in two statements (the recorder's group commit)."""
-    await conn.execute(panels.insert(), list(panel_rows))
+class PanelIdTaken(Exception):
+    """Another process reserved this panel id first."""
+
+
+async def reserve_panels(conn: AsyncConnection, panel_rows: Sequence[dict]) -> None:
+    """Reserve panel ids before their seats are called: a row without a response (not listed yet)."""
+    if not panel_rows:
+        return
+    try:
+        await conn.execute(panels.insert(), list(panel_rows))
+    except IntegrityError:
+        raise PanelIdTaken(", ".join(p["id"] for p in panel_rows)) from None
+
+
+async def finish_panels(conn: AsyncConnection, panel_rows: Sequence[dict], seat_rows: Sequence[dict]) -> None:
+    """Fill in reserved panels and write all their seats, in two statements (the group commit)."""
+    if panel_rows:
+        query = panels.update().where(panels.c.id == bindparam("panel_key"))
+        await conn.execute(
+            query, [{**{k: v for k, v in p.items() if k != "id"}, "panel_key": p["id"]} for p in panel_rows]
+        )
     if seat_rows:
         await conn.execute(seats.insert(), list(seat_rows))
+
+
+async def drop_reservation(conn: AsyncConnection, panel_id: str) -> None:
+    """A reserved panel that was refused before any seat was called."""
+    await conn.execute(panels.delete().where(and_(panels.c.id == panel_id, panels.c.response.is_(None))))
 
 
 async def set_panel_response(conn: AsyncConnection, panel_id: str, response: Any) -> None:
@@ -121,7 +145,7 @@ async def list_panels(
     panel_id: str | None = None,
 ) -> list[dict]:
     """Recent panels, newest first, each with its seats and their current verdicts."""
-    query = select(panels).order_by(panels.c.created_at.desc()).limit(limit)
+    query = select(panels).where(panels.c.response.is_not(None)).order_by(panels.c.created_at.desc()).limit(limit)
     if before is not None:
         query = query.where(panels.c.created_at < before)
     if caller is not None:

@@ -36,7 +36,7 @@ async def owed_count(conn: AsyncConnection) -> int:
 
 
 async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
-    query = select(panels.c.id).order_by(panels.c.created_at.desc()).limit(limit)
+    query = select(panels.c.id).where(panels.c.response.is_not(None)).order_by(panels.c.created_at.desc()).limit(limit)
     return [row[0] for row in await conn.execute(query)]
 
 

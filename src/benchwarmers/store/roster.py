@@ -171,3 +171,23 @@ async def stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dic
 
 async def newest_endpoint_refresh(conn: AsyncConnection) -> float | None:
     return await conn.scalar(select(func.max(endpoints.c.refreshed_at)))  # type: ignore[no-any-return]
+
+
+async def largest_answered(conn: AsyncConnection) -> dict[str, int]:
+    """alias → the largest prompt (estimated tokens) it has answered, as learned from its seats."""
+    query = (
+        select(models.c.alias, model_facts.c.value)
+        .join(model_facts, model_facts.c.model_pk == models.c.id)
+        .where((model_facts.c.fact == "answered_tokens") & (model_facts.c.source == "learned"))
+    )
+    return {alias: int(value) for alias, value in await conn.execute(query) if isinstance(value, int)}
+
+
+async def clear_learned(conn: AsyncConnection, endpoint_id: int, fact: str) -> None:
+    """Forget what errors taught about one fact for an endpoint's models (a refresh re-reads it)."""
+    pks = select(models.c.id).where(models.c.endpoint_id == endpoint_id)
+    await conn.execute(
+        delete(model_facts).where(
+            model_facts.c.model_pk.in_(pks) & (model_facts.c.fact == fact) & (model_facts.c.source == "learned")
+        )
+    )

@@ -166,7 +166,8 @@ def error_message_from_body(body: bytes | str) -> str:
     return _parse_error(body)[0]
 
 
-def _context_limit(message: str) -> int | None:
+def context_limit_in(message: str) -> int | None:
+    """The context window a text states ("maximum context length is N"), if it states one."""
     for pattern in _CONTEXT_LIMIT:
         match = pattern.search(message)
         if match:
@@ -205,7 +206,7 @@ def classify_response(
     if not message:
         message = _status_phrase(effective)
 
-    limit = _context_limit(message)
+    limit = context_limit_in(message)
     if limit is not None or code_lower == "context_length_exceeded" or _CONTEXT_PHRASES.search(message):
         kind = FailureKind.context_too_long
     elif (status_word or "").upper() == "RESOURCE_EXHAUSTED" or code_lower in _RATE_LIMIT_CODES:

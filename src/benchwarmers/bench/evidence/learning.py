@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.failures import FailureKind
+from benchwarmers.upstream.failures import FailureKind, context_limit_in
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
@@ -27,6 +28,13 @@ if TYPE_CHECKING:
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
 FAILING_AFTER = 5  # failed seats in a row that raise a "failing" alert
+
+ANSWERED_FACT = "answered_tokens"  # the largest prompt (estimated tokens) a model has answered
+
+
+def _fact_int(model: ModelView, name: str) -> int:
+    value = model.fact(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def cooldown_seconds(retry_after: float | None, streak: int) -> float:
@@ -39,13 +47,24 @@ def cooldown_seconds(retry_after: float | None, streak: int) -> float:
     return min(MAX_COOLDOWN, base * 2 ** max(0, min(streak - 1, 10)))
 
 
-def lowered_window(current: int | None, learned: int) -> int | None:
-    """A window learned from an error only ever lowers what the bench believes."""
-    if learned <= 0:
+def lowered_window(current: int | None, learned: int, floor: int = 0) -> int | None:
+    """A window learned from an error only ever lowers what the bench believes, and never below a
+    prompt the model has already answered (an error cannot un-answer it)."""
+    if learned <= 0 or learned < floor:
         return None
     if current is None or learned < current:
         return learned
     return None
+
+
+def stated_window(error: str, limit: int | None, request_text: str) -> int | None:
+    """The window a context error states, when the caller cannot have written it: a provider that
+    quotes the caller's input would otherwise let any caller set a model's window."""
+    if not limit or not error:
+        return None
+    if context_limit_in(request_text) is not None or str(limit) in request_text:
+        return None
+    return limit
 
 
 def merged_limits(known: Any, headers: Mapping[str, str]) -> dict[str, int] | None:
@@ -92,8 +111,12 @@ async def learn_from_seats(
     outcomes: Sequence[SeatOutcome],
     now: float,
     history: SeatHistory | None = None,
+    *,
+    request: Mapping[str, Any] | None = None,
+    estimate: int = 0,
 ) -> None:
-    """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks."""
+    """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks,
+    and the largest prompt each model has answered (the floor under any window learned later)."""
     failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
     answered: list[int] = []
     for outcome in outcomes:
@@ -103,6 +126,9 @@ async def learn_from_seats(
         await _learn_limits(conn, model, outcome.headers)
         if outcome.status == "ok":
             answered.append(model.pk)
+            if history is not None and estimate > history.answered.get(model.alias, 0):
+                history.answered[model.alias] = estimate
+                await roster.set_fact(conn, model.pk, ANSWERED_FACT, "learned", estimate)
             continue
         if not _failed(outcome):
             continue
@@ -124,7 +150,10 @@ async def learn_from_seats(
                 after={"until": until, "streak": limited},
             )
         elif failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit:
-            lower = lowered_window(model.window, failure.context_limit)
+            text = request_text((request or {}).get("messages") or [])
+            stated = stated_window(outcome.error, failure.context_limit, text)
+            floor = max(history.answered.get(model.alias, 0) if history else 0, _fact_int(model, ANSWERED_FACT))
+            lower = lowered_window(model.window, stated, floor) if stated else None
             if lower is not None:
                 await roster.set_fact(conn, model.pk, "context_window", "learned", lower)
                 await record_change(

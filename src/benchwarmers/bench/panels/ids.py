@@ -1,4 +1,10 @@
-"""Call ids: `p20261129-231501-7f3a` for a panel, `<panel>.member1` / `.explorer2` / `.merger` for seats."""
+"""Call ids: `p20261129-231501-7f3a09c2` for a panel, `<panel>.member1` / `.explorer2` / `.merger`
+for seats.
+
+A panel id is unique because the panel's row is reserved (inserted under its primary key) before
+any model is called: a process that draws an id another process holds draws again. The 32 random
+bits of the suffix make that rare; the reservation makes a duplicate impossible.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ import time
 
 
 class PanelIds:
-    """Issues panel ids, never the same one twice in this process (4 hex digits per second)."""
+    """Draws panel ids, never the same one twice in this process."""
 
     def __init__(self) -> None:
         self._second = ""
@@ -18,7 +24,7 @@ class PanelIds:
         if stamp != self._second:
             self._second, self._used = stamp, set()
         while True:
-            suffix = secrets.token_hex(2)
+            suffix = secrets.token_hex(4)
             if suffix not in self._used:
                 self._used.add(suffix)
                 return f"p{stamp}-{suffix}"

@@ -1,8 +1,9 @@
-"""Writing finished panels with group commit.
+"""Writing panels with group commit: each panel's id reserved before its seats are called, and the
+finished panel with every seat before its reply leaves.
 
-Each panel must be durable before its reply leaves, but a commit per panel costs more than the
-panel's own work under load. Panels that finish while a commit is in progress wait for the next
-one and are written together: one transaction, one commit, each caller still waiting for its own.
+Both writes must be durable before the caller goes on, but a commit per write costs more than the
+panel's own work under load. Writes that arrive while a commit is in progress wait for the next
+one and go together: one transaction, one commit, each caller still waiting for its own.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ if TYPE_CHECKING:
 @dataclass
 class _Pending:
     panel: dict[str, Any]
-    seats: list[dict[str, Any]]
+    seats: list[dict[str, Any]] | None  # None: a reservation
     outcomes: list[SeatOutcome]
     now: float
     done: asyncio.Future[None]
+    estimate: int = 0
 
 
 class Recorder:
@@ -34,12 +36,24 @@ class Recorder:
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
 
+    async def reserve(self, panel: dict[str, Any]) -> None:
+        """Reserve a panel's id; raises PanelIdTaken when another process holds it."""
+        await self._enqueue(_Pending(panel, None, [], 0.0, asyncio.get_running_loop().create_future()))
+
     async def write(
-        self, panel: dict[str, Any], seat_rows: list[dict[str, Any]], outcomes: list[SeatOutcome], now: float
+        self,
+        panel: dict[str, Any],
+        seat_rows: list[dict[str, Any]],
+        outcomes: list[SeatOutcome],
+        now: float,
+        estimate: int = 0,
     ) -> None:
-        """Record one panel; returns once it is committed (raises if it could not be)."""
+        """Record one finished panel; returns once it is committed (raises if it could not be)."""
+        done = asyncio.get_running_loop().create_future()
+        await self._enqueue(_Pending(panel, seat_rows, outcomes, now, done, estimate))
+
+    async def _enqueue(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
-        pending = _Pending(panel, seat_rows, outcomes, now, loop.create_future())
         self._queue.append(pending)
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain())
@@ -67,9 +81,21 @@ class Recorder:
     async def _commit(self, batch: list[_Pending]) -> None:
         snapshot = await self.state.snapshot()
         async with self.state.write() as conn:
-            await calls.insert_panels(conn, [p.panel for p in batch], [row for p in batch for row in p.seats])
-            for pending in batch:
-                await learn_from_seats(conn, snapshot, pending.outcomes, pending.now, self.state.history)
+            await calls.reserve_panels(conn, [p.panel for p in batch if p.seats is None])
+            finished = [p for p in batch if p.seats is not None]
+            await calls.finish_panels(
+                conn, [p.panel for p in finished], [row for p in finished for row in p.seats or ()]
+            )
+            for pending in finished:
+                await learn_from_seats(
+                    conn,
+                    snapshot,
+                    pending.outcomes,
+                    pending.now,
+                    self.state.history,
+                    request=pending.panel.get("request"),
+                    estimate=pending.estimate,
+                )
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():

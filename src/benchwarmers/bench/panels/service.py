@@ -14,8 +14,9 @@ from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.board import primary_for
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
-from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.bench.panels.parse import reply_mode, request_text
 from benchwarmers.bench.panels.prepare import (
+    Draft,
     PreparedPanel,
     SeatOutcome,
     call_model,
@@ -35,7 +36,7 @@ from benchwarmers.bench.panels.reply import (
 )
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.errors import Forbidden
+from benchwarmers.errors import Forbidden, Unavailable
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 
@@ -56,6 +57,9 @@ class Merged:
         if self.outcome is None:
             return None
         return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
+
+
+RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
 class Panels:
@@ -90,25 +94,56 @@ class Panels:
                 param="model",
                 code="collection_not_allowed",
             )
-        decided = fixed_shape(draft)
-        decision = None
-        if decided is None:
-            decision = await self.shapes.decide(snapshot, draft, panel_id)
-            decided = decision.shape, decision.shape_by
-        prepared = seat_panel(
-            draft,
-            shape=decided[0],
-            shape_by=decided[1],
-            snapshot=snapshot,
-            history=await self.state.fresh_history(),
-            body_hash=body_hash,
-            caller=caller.name,
-            panel_id=panel_id,
-            now=time.time(),
-            rng=self.rng,
-        )
+        # From here on models may be called (the decision model, then the seats): the panel's id is
+        # reserved first, so whatever is called is recorded under an id no other process holds.
+        panel_id = await self._reserve(panel_id, draft, body_hash, caller)
+        try:
+            decided = fixed_shape(draft)
+            decision = None
+            if decided is None:
+                decision = await self.shapes.decide(snapshot, draft, panel_id)
+                decided = decision.shape, decision.shape_by
+            prepared = seat_panel(
+                draft,
+                shape=decided[0],
+                shape_by=decided[1],
+                snapshot=snapshot,
+                history=await self.state.fresh_history(),
+                body_hash=body_hash,
+                caller=caller.name,
+                panel_id=panel_id,
+                now=time.time(),
+                rng=self.rng,
+            )
+        except BaseException:
+            async with self.state.write() as conn:
+                await calls.drop_reservation(conn, panel_id)
+            raise
         prepared.decision = decision.outcome if decision is not None else None
         return prepared
+
+    async def _reserve(self, panel_id: str, draft: Draft, body_hash: str, caller: Caller) -> str:
+        """Reserve `panel_id`, or a fresh id when another process holds it; the id reserved."""
+        for _ in range(RESERVE_TRIES):
+            row = {
+                "id": panel_id,
+                "created_at": time.time(),
+                "collection": draft.collection["name"],
+                "reply": reply_mode(draft.options, draft.name, draft.collection.get("reply") or "all"),
+                "shape": "",
+                "shape_by": "",
+                "caller": caller.name,
+                "request": {},
+                "request_hash": body_hash,
+                "skipped": [],
+            }
+            try:
+                await self.recorder.reserve(row)
+            except calls.PanelIdTaken:
+                panel_id = self.new_panel_id()
+            else:
+                return panel_id
+        raise Unavailable("could not reserve a panel id; try again", code="panel_id_taken")
 
     async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> dict[str, Any] | None:
         """The recorded reply when this request is a replay of one already answered (or running)."""
@@ -280,7 +315,7 @@ class Panels:
             }
             for i, o in enumerate(outcomes)
         ]
-        await self.recorder.write(panel_row, seat_rows, outcomes, now)
+        await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS:
                 self.state.history.seated(o.alias, panel.shape, now)

@@ -134,6 +134,9 @@ async def record_listing(
     counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0}
     name = endpoint["name"]
     async with state.write() as conn:
+        # Windows learned from errors expire: the listing is read again, and a poisoned or stale value
+        # must not outlive it (a real limit is learned again from the next real error).
+        await roster.clear_learned(conn, endpoint["id"], "context_window")
         existing = {m["model_id"]: m for m in await roster.models_of_endpoint(conn, endpoint["id"])}
         stored = await roster.stored_facts(conn, endpoint["id"])
         by_id = {m.model_id: m for m in listed}
