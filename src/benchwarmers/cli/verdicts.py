@@ -17,7 +17,7 @@ from benchwarmers.cli.common import console, fail, with_bench
 @with_bench
 async def verdict(
     bench: Bench,
-    call: str = typer.Argument(..., help="the seat's call id, e.g. p20261129-231501-7f3a.member1"),
+    call: str = typer.Argument(..., help="the seat's call id, e.g. p20261129-231501-7f3a09c2.member1"),
     useful: bool = typer.Option(None, "--useful/--not-useful", help="was the answer useful?"),
     note: str = typer.Option("", "--note", help="why"),
     real: list[str] = typer.Option(None, "--real", help="a claim that checked out (repeat)"),
