@@ -53,8 +53,10 @@ def merger_candidates(
     if primary:
         ordered.append((primary, f"the router's best for {shape}"))
     ordered += [(m, "the first member that fits") for m in members]
-    seen: set[str] = set()
-    return [(a, r) for a, r in ordered if not (a in seen or seen.add(a))]
+    first: dict[str, str] = {}
+    for alias, rule in ordered:
+        first.setdefault(alias, rule)
+    return list(first.items())
 
 
 def merger_messages(
