@@ -16,11 +16,12 @@ from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.sse import PING, stream_chunks
+from benchwarmers.store.records import Collection
 
 router = APIRouter()
 
 
-def together(collection: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+def together(collection: Collection, snapshot: Snapshot) -> dict[str, Any]:
     members = [snapshot.models.get(alias) for alias in collection["members"]]
     windows = [m.window for m in members if m is not None and m.window]
     capabilities = ["text"]
@@ -29,7 +30,7 @@ def together(collection: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
     return {"context_window": min(windows) if windows else None, "capabilities": capabilities}
 
 
-def model_entries(collection: dict[str, Any], snapshot: Snapshot) -> list[dict[str, Any]]:
+def model_entries(collection: Collection, snapshot: Snapshot) -> list[dict[str, Any]]:
     """A collection as a model, then again in its other reply mode (for clients that only pick names)."""
     base = {
         "object": "model",
