@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from benchwarmers.bench.evidence.learning import learn_from_seats
 from benchwarmers.store import calls
+from benchwarmers.store.records import PanelRow, SeatRow
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import SeatOutcome
@@ -21,8 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Pending:
-    panel: dict[str, Any]
-    seats: list[dict[str, Any]]
+    panel: PanelRow
+    seats: list[SeatRow]
     outcomes: list[SeatOutcome]
     now: float
     done: asyncio.Future[None]
@@ -34,9 +35,7 @@ class Recorder:
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
 
-    async def write(
-        self, panel: dict[str, Any], seat_rows: list[dict[str, Any]], outcomes: list[SeatOutcome], now: float
-    ) -> None:
+    async def write(self, panel: PanelRow, seat_rows: list[SeatRow], outcomes: list[SeatOutcome], now: float) -> None:
         """Record one panel; returns once it is committed (raises if it could not be)."""
         loop = asyncio.get_running_loop()
         pending = _Pending(panel, seat_rows, outcomes, now, loop.create_future())

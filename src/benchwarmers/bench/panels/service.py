@@ -38,6 +38,7 @@ from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
+from benchwarmers.store.records import PanelRow, SeatRow
 
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
@@ -244,7 +245,7 @@ class Panels:
     ) -> None:
         """Write the panel and every seat, and what the failures taught, before the reply leaves."""
         now = time.time()
-        panel_row = {
+        panel_row: PanelRow = {
             "id": panel.panel_id,
             "created_at": panel.created,
             "collection": panel.collection["name"],
@@ -260,7 +261,7 @@ class Panels:
             "seconds": round(seconds, 3),
             "response": reply,
         }
-        seat_rows = [
+        seat_rows: list[SeatRow] = [
             {
                 "call": o.call,
                 "panel_id": panel.panel_id,
