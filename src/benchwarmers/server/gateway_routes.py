@@ -11,6 +11,7 @@ from starlette.responses import Response, StreamingResponse
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.panels.prepare import request_hash
+from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
@@ -106,7 +107,7 @@ def _include_usage(body: dict[str, Any]) -> bool:
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
-def _answer(reply: dict[str, Any], stream: bool, include_usage: bool) -> Response:
+def _answer(reply: ChatCompletion, stream: bool, include_usage: bool) -> Response:
     headers = {"x-request-id": reply["bench"]["panel"]}
     if not stream:
         return json_response(reply, headers=headers)
