@@ -20,6 +20,7 @@ from benchwarmers.store import decisions as decision_rows
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import config_version
+from benchwarmers.store.records import Collection
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import EndpointRef
 
@@ -93,7 +94,7 @@ class Snapshot:
     version: int
     endpoints: dict[str, EndpointView] = field(default_factory=dict)
     models: dict[str, ModelView] = field(default_factory=dict)
-    collections: dict[str, dict[str, Any]] = field(default_factory=dict)
+    collections: dict[str, Collection] = field(default_factory=dict)
     gateway: dict[str, Any] = field(default_factory=dict)
     shapes: dict[str, str] = field(default_factory=dict)
     went_paid: frozenset[str] = frozenset()

@@ -9,26 +9,11 @@ import orjson
 import typer
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.records import collection_fields
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, print_json, table, with_bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
-
-EXPORT_FIELDS = (
-    "name",
-    "description",
-    "tags",
-    "members",
-    "shape",
-    "reply",
-    "merger",
-    "max_explorers",
-    "max_calls",
-)
-
-
-def _public(collection: dict[str, Any]) -> dict[str, Any]:
-    return {field: collection[field] for field in EXPORT_FIELDS}
 
 
 def _options(
@@ -114,7 +99,7 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
     """List collections."""
     collections = await bench.collections.list_collections()
     if as_json:
-        print_json([_public(c) for c in collections])
+        print_json([collection_fields(c) for c in collections])
         return
     snapshot = await bench.state.snapshot()
     rows = [
@@ -135,7 +120,7 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
 @with_bench
 async def show(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Show one collection as JSON."""
-    print_json(_public(await bench.collections.collection(name)))
+    print_json(collection_fields(await bench.collections.collection(name)))
 
 
 @app.command("remove")
@@ -150,7 +135,7 @@ async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
 @with_bench
 async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
     """Export every collection as JSON (import reads the same file back)."""
-    data = [_public(c) for c in await bench.collections.list_collections()]
+    data = [collection_fields(c) for c in await bench.collections.list_collections()]
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     if file is None:
         console.file.write(text)

@@ -60,6 +60,7 @@ def with_bench(func: Callable[..., Awaitable[T]]) -> Callable[..., T]:
         return run(main())
 
     # Typer reads the signature: hide the `bench` parameter the decorator supplies.
+    # (typeshed does not declare `__signature__` on callables, though inspect reads it.)
     signature = inspect.signature(func)
     wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
         parameters=list(signature.parameters.values())[1:]

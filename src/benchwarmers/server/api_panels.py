@@ -20,6 +20,7 @@ from fastapi import APIRouter, Request
 from starlette.responses import Response
 
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.records import ListedPanel, LoggedSeat
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import admin_for
 from benchwarmers.server.body import parse_json_object, read_body
@@ -51,7 +52,7 @@ def _before(raw: str | None) -> float | None:
         ) from None
 
 
-def seat_chip(seat: dict[str, Any]) -> dict[str, Any]:
+def seat_chip(seat: LoggedSeat) -> dict[str, Any]:
     """A seat as its chip needs it: no answer, only its length."""
     return {
         "call": seat["call"],
@@ -65,7 +66,7 @@ def seat_chip(seat: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def panel_card(panel: dict[str, Any]) -> dict[str, Any]:
+def panel_card(panel: ListedPanel) -> dict[str, Any]:
     """A panel as the card lists it: without the request and the answers."""
     card = {k: v for k, v in panel.items() if k not in ("request", "seats", "decision")}
     card["seats"] = [seat_chip(s) for s in panel["seats"]]

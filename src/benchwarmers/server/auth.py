@@ -65,7 +65,7 @@ def access(request: Request) -> Access:
         bench = state.bench
         found = Access(settings=bench.settings, keys=bench.keys, limits=RateLimits(bench.settings.redis_url))
         state.access = found
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 # -- where a browser request comes from ---------------------------------------------------------
@@ -144,7 +144,7 @@ async def caller_for(request: Request) -> Caller:
     """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name and scope."""
     cached = getattr(request.state, "caller", None)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     found = access(request)
     if found.settings.admin_token is None:
         refuse_foreign_host(request, found.settings)

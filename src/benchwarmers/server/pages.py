@@ -167,7 +167,7 @@ def _page_number(raw: str | None) -> int:
 async def discover_page(request: Request) -> Response:
     await admin_for(request)
     params = request.query_params
-    filters = {
+    filters: dict[str, Any] = {
         "free": params.get("free") == "1",
         "vision": params.get("vision") == "1",
         "min_context": min_window(params.get("min_context")),

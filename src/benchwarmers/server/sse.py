@@ -6,11 +6,13 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.bench.panels.reply import ChatCompletion
+
 PING = b": ping\n\n"  # an SSE comment: keeps proxies from closing a quiet stream while seats run
 
 
 def _chunk(
-    reply: dict[str, Any], delta: dict[str, Any], finish: str | None, extra: dict[str, Any] | None = None
+    reply: ChatCompletion, delta: dict[str, Any], finish: str | None, extra: dict[str, Any] | None = None
 ) -> bytes:
     chunk: dict[str, Any] = {
         "id": reply["id"],
@@ -25,7 +27,7 @@ def _chunk(
     return b"data: " + orjson.dumps(chunk) + b"\n\n"
 
 
-def stream_chunks(reply: dict[str, Any], include_usage: bool) -> list[bytes]:
+def stream_chunks(reply: ChatCompletion, include_usage: bool) -> list[bytes]:
     """The whole reply as SSE: one content chunk carrying `bench`, the finish chunk, usage, [DONE]."""
     content = reply["choices"][0]["message"]["content"]
     chunks = [

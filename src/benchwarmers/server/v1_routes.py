@@ -11,6 +11,8 @@ from starlette.responses import Response, StreamingResponse
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.panels.prepare import request_hash
+from benchwarmers.bench.panels.reply import ChatCompletion
+from benchwarmers.bench.records import Collection
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body
@@ -20,7 +22,7 @@ from benchwarmers.server.sse import PING, stream_chunks
 router = APIRouter()
 
 
-def together(collection: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
+def together(collection: Collection, snapshot: Snapshot) -> dict[str, Any]:
     members = [snapshot.models.get(alias) for alias in collection["members"]]
     windows = [m.window for m in members if m is not None and m.window]
     capabilities = ["text"]
@@ -29,7 +31,7 @@ def together(collection: dict[str, Any], snapshot: Snapshot) -> dict[str, Any]:
     return {"context_window": min(windows) if windows else None, "capabilities": capabilities}
 
 
-def model_entries(collection: dict[str, Any], snapshot: Snapshot) -> list[dict[str, Any]]:
+def model_entries(collection: Collection, snapshot: Snapshot) -> list[dict[str, Any]]:
     """A collection as a model, then again in its other reply mode (for clients that only pick names)."""
     base = {
         "object": "model",
@@ -105,7 +107,7 @@ def _include_usage(body: dict[str, Any]) -> bool:
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
-def _answer(reply: dict[str, Any], stream: bool, include_usage: bool) -> Response:
+def _answer(reply: ChatCompletion, stream: bool, include_usage: bool) -> Response:
     headers = {"x-request-id": reply["bench"]["panel"]}
     if not stream:
         return json_response(reply, headers=headers)

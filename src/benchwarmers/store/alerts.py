@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.store.db import inserted_id
 from benchwarmers.store.schema import alerts
 
 
@@ -22,7 +23,7 @@ async def raise_alert(conn: AsyncConnection, *, kind: str, subject: str, message
     if await open_alert(conn, kind, subject) is not None:
         return None
     result = await conn.execute(alerts.insert().values(kind=kind, subject=subject, message=message, created_at=now))
-    return int(result.inserted_primary_key[0])
+    return inserted_id(result)
 
 
 async def list_alerts(conn: AsyncConnection, *, include_acknowledged: bool = False, limit: int = 500) -> list[dict]:

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, PublicVerdict, Replay, SeatRow
 from benchwarmers.store.schema import panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
 
 
-async def insert_panel(conn: AsyncConnection, panel: dict, seat_rows: Sequence[dict]) -> None:
+async def insert_panel(conn: AsyncConnection, panel: PanelRow, seat_rows: Sequence[SeatRow]) -> None:
     await conn.execute(panels.insert().values(**panel))
     if seat_rows:
         await conn.execute(seats.insert(), list(seat_rows))
@@ -25,7 +26,7 @@ class PanelIdTaken(Exception):
     """Another process reserved this panel id first."""
 
 
-async def reserve_panels(conn: AsyncConnection, panel_rows: Sequence[dict]) -> None:
+async def reserve_panels(conn: AsyncConnection, panel_rows: Sequence[Mapping[str, Any]]) -> None:
     """Reserve panel ids before their seats are called: a row without a response (not listed yet)."""
     if not panel_rows:
         return
@@ -35,7 +36,7 @@ async def reserve_panels(conn: AsyncConnection, panel_rows: Sequence[dict]) -> N
         raise PanelIdTaken(", ".join(p["id"] for p in panel_rows)) from None
 
 
-async def finish_panels(conn: AsyncConnection, panel_rows: Sequence[dict], seat_rows: Sequence[dict]) -> None:
+async def finish_panels(conn: AsyncConnection, panel_rows: Sequence[PanelRow], seat_rows: Sequence[SeatRow]) -> None:
     """Fill in reserved panels and write all their seats, in two statements (the group commit)."""
     if panel_rows:
         query = panels.update().where(panels.c.id == bindparam("panel_key"))
@@ -57,7 +58,7 @@ async def set_panel_response(conn: AsyncConnection, panel_id: str, response: Any
 
 async def find_replay(
     conn: AsyncConnection, *, caller: str, request_hash: str, idempotency_key: str | None, since: float
-) -> dict | None:
+) -> Replay | None:
     """The recorded reply to the same request from the same caller, if one is recent enough."""
     # An Idempotency-Key names the request; without one, the same body from the same caller does.
     match = panels.c.idempotency_key == idempotency_key if idempotency_key else panels.c.request_hash == request_hash
@@ -122,7 +123,7 @@ async def verdict_history(conn: AsyncConnection, call: str) -> list[dict]:
     return [dict(r._mapping) for r in rows]
 
 
-def _verdict_public(row: dict | None) -> dict | None:
+def _verdict_public(row: dict | None) -> PublicVerdict | None:
     if row is None:
         return None
     return {
@@ -143,7 +144,7 @@ async def list_panels(
     owed: bool = False,
     caller: str | None = None,
     panel_id: str | None = None,
-) -> list[dict]:
+) -> list[ListedPanel]:
     """Recent panels, newest first, each with its seats and their current verdicts."""
     query = select(panels).where(panels.c.response.is_not(None)).order_by(panels.c.created_at.desc()).limit(limit)
     if before is not None:
@@ -169,7 +170,7 @@ async def list_panels(
         .where(seats.c.panel_id.in_(ids))
         .order_by(seats.c.panel_id, seats.c.position)
     )
-    by_panel: dict[str, list[dict]] = {pid: [] for pid in ids}
+    by_panel: dict[str, list[LoggedSeat]] = {pid: [] for pid in ids}
     for row in await conn.execute(seat_query):
         data = row._mapping
         verdict = None
@@ -198,7 +199,7 @@ async def list_panels(
                 "verdict": verdict,
             }
         )
-    result = []
+    result: list[ListedPanel] = []
     for panel in panel_rows:
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
         decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, case, func, select
+from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.calls import SEATED_KINDS
@@ -44,7 +44,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
     """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
     `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
     `judged_answers` (verdicts on seats that answered) and `last_judged`."""
-    seated = seats.c.seat.in_(SEATED_KINDS)
+    seated: ColumnElement[bool] = seats.c.seat.in_(SEATED_KINDS)
     if since is not None:
         seated = and_(seated, seats.c.created_at >= since)
     by_seat = (

@@ -9,11 +9,11 @@ that connection instead of failing with "database is locked", and a writer in an
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import event, inspect, text
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-def _tune_sqlite(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     # WAL lets the server read while the CLI writes; busy_timeout waits instead of failing.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -32,7 +32,7 @@ def _tune_sqlite(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-
     cursor.close()
 
 
-def _autocommit_driver(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+def _autocommit_driver(dbapi_connection: Any, _record: Any) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN IMMEDIATE instead of the driver's deferred BEGIN.
     dbapi_connection.isolation_level = None
 
@@ -108,6 +108,14 @@ async def migrate(engine: AsyncEngine) -> None:
     """Bring the database to the newest schema (a no-op when it already is)."""
     async with engine.begin() as connection:
         await connection.run_sync(_upgrade)
+
+
+def inserted_id(result: CursorResult[Any]) -> int:
+    """The integer primary key of the one row an INSERT added."""
+    # SQLAlchemy types it Optional; an INSERT of one row into a table with a primary key always has it.
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 async def ping(conn: AsyncConnection) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.store.db import inserted_id
 from benchwarmers.store.schema import endpoints, model_facts, models
 
 
@@ -24,7 +25,7 @@ async def get_endpoint(conn: AsyncConnection, name: str) -> dict | None:
 
 async def insert_endpoint(conn: AsyncConnection, **values: Any) -> int:
     result = await conn.execute(endpoints.insert().values(created_at=time.time(), **values))
-    return int(result.inserted_primary_key[0])
+    return inserted_id(result)
 
 
 async def update_endpoint(conn: AsyncConnection, endpoint_id: int, **values: Any) -> None:
@@ -74,7 +75,7 @@ async def insert_model(conn: AsyncConnection, *, alias: str, endpoint_id: int, m
     result = await conn.execute(
         models.insert().values(alias=alias, endpoint_id=endpoint_id, model_id=model_id, first_seen=now, last_seen=now)
     )
-    return int(result.inserted_primary_key[0])
+    return inserted_id(result)
 
 
 async def update_model(conn: AsyncConnection, model_pk: int, **values: Any) -> None:
@@ -170,7 +171,7 @@ async def stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dic
 
 
 async def newest_endpoint_refresh(conn: AsyncConnection) -> float | None:
-    return await conn.scalar(select(func.max(endpoints.c.refreshed_at)))  # type: ignore[no-any-return]
+    return await conn.scalar(select(func.max(endpoints.c.refreshed_at)))
 
 
 async def largest_answered(conn: AsyncConnection) -> dict[str, int]:

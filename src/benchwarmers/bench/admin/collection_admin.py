@@ -3,6 +3,7 @@ collection must follow are in `collection_rules`; every change is logged."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import suggest, validate_collection
@@ -10,17 +11,18 @@ from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
 from benchwarmers.store import collection_rows
 from benchwarmers.store.changes import record_change
+from benchwarmers.store.records import Collection, CollectionFields
 
 
 class Collections:
     def __init__(self, state: BenchState) -> None:
         self.state = state
 
-    async def list_collections(self) -> list[dict[str, Any]]:
+    async def list_collections(self) -> list[Collection]:
         async with self.state.read() as conn:
             return await collection_rows.list_collections(conn)
 
-    async def collection(self, name: str) -> dict[str, Any]:
+    async def collection(self, name: str) -> Collection:
         async with self.state.read() as conn:
             found = await collection_rows.get_collection(conn, name)
             if found is None:
@@ -28,11 +30,11 @@ class Collections:
                 raise NotFound(f"no collection named {name!r}.{suggest(name, names)}", param="name")
             return found
 
-    async def _validate(self, data: dict[str, Any]) -> dict[str, Any]:
+    async def _validate(self, data: Mapping[str, Any]) -> CollectionFields:
         snapshot = await self.state.snapshot()
         return validate_collection(data, snapshot.models, snapshot.shapes)
 
-    async def add_collection(self, data: dict[str, Any], *, actor: str | None = None) -> dict[str, Any]:
+    async def add_collection(self, data: Mapping[str, Any], *, actor: str | None = None) -> CollectionFields:
         clean = await self._validate(data)
         async with self.state.write() as conn:
             if await collection_rows.get_collection(conn, clean["name"]):
@@ -53,8 +55,8 @@ class Collections:
         return clean
 
     async def edit_collection(
-        self, name: str, changes: dict[str, Any], *, actor: str | None = None, replace: bool = False
-    ) -> dict[str, Any]:
+        self, name: str, changes: Mapping[str, Any], *, actor: str | None = None, replace: bool = False
+    ) -> CollectionFields:
         """Change the fields given (None = leave as is); `replace` takes `changes` as the whole new
         collection instead, so a field left out or None is cleared (the dashboard's form)."""
         before = await self.collection(name)
@@ -81,7 +83,7 @@ class Collections:
                 conn, actor=actor or self.state.actor, subject="collection", name=name, action="delete", before=before
             )
 
-    async def import_collections(self, items: list[dict[str, Any]]) -> dict[str, int]:
+    async def import_collections(self, items: Sequence[Mapping[str, Any]]) -> dict[str, int]:
         """Create or replace each collection; all or nothing."""
         snapshot = await self.state.snapshot()
         clean = [validate_collection(item, snapshot.models, snapshot.shapes) for item in items]
@@ -92,7 +94,7 @@ class Collections:
                 if before is None:
                     await collection_rows.insert_collection(conn, item)
                     created += 1
-                elif {k: before[k] for k in item} != item:
+                elif collection_rows.collection_fields(before) != item:
                     await collection_rows.update_collection(
                         conn, item["name"], {k: v for k, v in item.items() if k != "name"}
                     )

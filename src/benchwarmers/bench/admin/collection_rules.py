@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from benchwarmers.errors import InvalidRequest
+from benchwarmers.store.records import CollectionFields
 
 NAME = re.compile(r"^[a-z0-9-]+$")
 TAG = re.compile(r"^[a-z0-9-]+$")
@@ -31,7 +32,7 @@ def suggest(word: str, choices: Iterable[str]) -> str:
     return f" Did you mean {', '.join(found)}?" if found else ""
 
 
-def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> dict[str, Any]:
+def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> CollectionFields:
     """Check a collection as the user gave it; return it normalised. Raises InvalidRequest saying what."""
     roster = set(roster)
     name = str(data.get("name") or "")
@@ -85,11 +86,12 @@ def validate_collection(data: dict[str, Any], roster: Iterable[str], shapes: Ite
         "shape": shape,
         "reply": reply,
         "merger": merger,
-        **limits,
+        "max_explorers": limits["max_explorers"],
+        "max_calls": limits["max_calls"],
     }
 
 
-def explorer_seats(collection: dict[str, Any], defaults: dict[str, int]) -> int:
+def explorer_seats(collection: CollectionFields, defaults: Mapping[str, int]) -> int:
     """Explorer seats a text request on this collection gets (GET /v1/models shows it)."""
     max_explorers = collection.get("max_explorers")
     max_calls = collection.get("max_calls")
@@ -100,13 +102,13 @@ def explorer_seats(collection: dict[str, Any], defaults: dict[str, int]) -> int:
     return max(0, min(max_explorers, max_calls - len(collection["members"])))
 
 
-def catalogue_line(collection: dict[str, Any]) -> str:
+def catalogue_line(collection: CollectionFields) -> str:
     tags = f" [{', '.join(collection['tags'])}]" if collection["tags"] else ""
     description = collection["description"] or "(no description)"
     return f"bench/{collection['name']}: {description}{tags}"
 
 
-def catalogue(collections: Iterable[dict[str, Any]]) -> str:
+def catalogue(collections: Iterable[CollectionFields]) -> str:
     """Every collection's name, description and tags, for refusals that must teach a caller to choose."""
     lines = [catalogue_line(c) for c in collections]
     if not lines:

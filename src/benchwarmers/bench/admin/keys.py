@@ -98,7 +98,7 @@ class KeyRecord:
         return {k: public[k] for k in ("name", "last4", "collections", "rpm")}
 
 
-def check_name(name: str) -> str:
+def check_name(name: object) -> str:
     if not isinstance(name, str) or not NAME.match(name):
         raise InvalidRequest(
             f"key name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-' (at most 64)",
@@ -152,7 +152,7 @@ class Keys:
     # -- managing -------------------------------------------------------------------------------
 
     async def create(
-        self, name: str, collections: list[str] | None = None, rpm: int | None = None, *, actor: str | None = None
+        self, name: object, collections: list[str] | None = None, rpm: int | None = None, *, actor: str | None = None
     ) -> tuple[str, dict[str, Any]]:
         """A new key and its public record. The key is in the return value and nowhere else."""
         name = check_name(name)

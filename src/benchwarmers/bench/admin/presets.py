@@ -121,13 +121,14 @@ def for_provider(provider_id: str) -> Preset | None:
 
 def endpoint_options(
     name: str,
+    environ: Mapping[str, str] | None = None,
+    /,
     *,
     base_url: str | None = None,
     kind: str | None = None,
     api_key_env: str | None = None,
     api_key: str | None = None,
     free_tier: bool | None = None,
-    environ: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The preset's endpoint settings with whatever the user gave explicitly on top."""
     chosen = preset(name)

@@ -12,6 +12,7 @@ from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
 from benchwarmers.store import calls, counts
 from benchwarmers.store.evidence import iter_judged, newest_verdict
+from benchwarmers.store.records import ListedPanel
 
 
 class CallLog:
@@ -25,12 +26,12 @@ class CallLog:
         before: float | None = None,
         owed: bool = False,
         caller: Caller | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[ListedPanel]:
         """Newest first; a key that judges only its own calls sees only its own panels."""
         async with self.state.read() as conn:
             return await calls.list_panels(conn, limit=limit, before=before, owed=owed, caller=_own(caller))
 
-    async def panel(self, panel_id: str, caller: Caller | None = None) -> dict[str, Any]:
+    async def panel(self, panel_id: str, caller: Caller | None = None) -> ListedPanel:
         async with self.state.read() as conn:
             found = await calls.list_panels(conn, limit=1, panel_id=panel_id, caller=_own(caller))
         if not found:

@@ -14,6 +14,7 @@ from typing import Any
 
 from benchwarmers.bench.panels.parse import estimate_tokens
 from benchwarmers.bench.snapshot import Snapshot
+from benchwarmers.store.records import CollectionFields
 
 MERGER_INSTRUCTIONS = (
     "Several models answered the same request. Write one reply that reconciles their answers:\n"
@@ -36,15 +37,15 @@ class MergerPlan:
 
 
 def merger_candidates(
-    collection: dict[str, Any],
+    collection: CollectionFields,
     shape: str,
     useful_counts: dict[tuple[str, str], tuple[int, int]],
     primary: str | None,
 ) -> list[tuple[str, str]]:
     """(alias, rule) in the order the rules are tried; duplicates dropped."""
     ordered: list[tuple[str, str]] = []
-    if collection.get("merger"):
-        ordered.append((collection["merger"], "the collection's merger"))
+    if merger := collection.get("merger"):
+        ordered.append((merger, "the collection's merger"))
     members = collection["members"]
     useful = [(useful_counts.get((m, shape), (0, 0))[0], -i, m) for i, m in enumerate(members)]
     best = max(useful, default=(0, 0, None))
@@ -53,8 +54,10 @@ def merger_candidates(
     if primary:
         ordered.append((primary, f"the router's best for {shape}"))
     ordered += [(m, "the first member that fits") for m in members]
-    seen: set[str] = set()
-    return [(a, r) for a, r in ordered if not (a in seen or seen.add(a))]
+    first: dict[str, str] = {}
+    for alias, rule in ordered:
+        first.setdefault(alias, rule)
+    return list(first.items())
 
 
 def merger_messages(

@@ -21,6 +21,7 @@ from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_messages
+from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import UpstreamFailure
 
@@ -31,7 +32,7 @@ CANCELLED = "cancelled: client disconnected"
 class PreparedPanel:
     panel_id: str
     caller: str
-    collection: dict[str, Any]
+    collection: Collection
     model_name: str  # as the caller sent it, e.g. bench/reviewers:merged
     reply: str
     shape: str
@@ -92,7 +93,7 @@ def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -
     )
 
 
-def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[dict[str, Any], req.ModelName]:
+def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[Collection, req.ModelName]:
     """The collection a request names, or a refusal that lists every collection."""
     name = req.parse_model_name(model)
     if name is None:
@@ -116,7 +117,7 @@ def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[dict[str, Any], 
 class Draft:
     """A request read and checked: everything known before the shape is decided and seats are taken."""
 
-    collection: dict[str, Any]
+    collection: Collection
     name: req.ModelName
     options: req.BenchOptions
     content: req.Content
@@ -167,8 +168,8 @@ def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
 
 def fixed_shape(draft: Draft) -> tuple[str, str] | None:
     """The shape when something decides it outright; None when it is automatic."""
-    if draft.collection.get("shape"):
-        return draft.collection["shape"], "set on the collection"
+    if shape := draft.collection.get("shape"):
+        return shape, "set on the collection"
     if draft.options.shape:
         return draft.options.shape, "set by the caller"
     if draft.images:
@@ -176,7 +177,7 @@ def fixed_shape(draft: Draft) -> tuple[str, str] | None:
     return None
 
 
-def seat_limits(collection: dict[str, Any], gateway: dict[str, Any]) -> tuple[int, int]:
+def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[int, int]:
     max_explorers = collection.get("max_explorers")
     max_calls = collection.get("max_calls")
     return (

@@ -9,11 +9,13 @@ one and go together: one transaction, one commit, each caller still waiting for 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.evidence.learning import learn_from_seats
 from benchwarmers.store import calls
+from benchwarmers.store.records import PanelRow, SeatRow
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import SeatOutcome
@@ -22,11 +24,14 @@ if TYPE_CHECKING:
 
 @dataclass
 class _Pending:
-    panel: dict[str, Any]
-    seats: list[dict[str, Any]] | None  # None: a reservation
-    outcomes: list[SeatOutcome]
-    now: float
+    """One write waiting for the next commit: a panel id to reserve, or a finished panel."""
+
     done: asyncio.Future[None]
+    reservation: Mapping[str, Any] | None = None
+    panel: PanelRow | None = None
+    seats: list[SeatRow] = field(default_factory=list)
+    outcomes: list[SeatOutcome] = field(default_factory=list)
+    now: float = 0.0
     estimate: int = 0
 
 
@@ -36,21 +41,21 @@ class Recorder:
         self._queue: list[_Pending] = []
         self._task: asyncio.Task[None] | None = None
 
-    async def reserve(self, panel: dict[str, Any]) -> None:
+    async def reserve(self, row: Mapping[str, Any]) -> None:
         """Reserve a panel's id; raises PanelIdTaken when another process holds it."""
-        await self._enqueue(_Pending(panel, None, [], 0.0, asyncio.get_running_loop().create_future()))
+        await self._enqueue(_Pending(asyncio.get_running_loop().create_future(), reservation=row))
 
     async def write(
         self,
-        panel: dict[str, Any],
-        seat_rows: list[dict[str, Any]],
+        panel: PanelRow,
+        seat_rows: list[SeatRow],
         outcomes: list[SeatOutcome],
         now: float,
         estimate: int = 0,
     ) -> None:
         """Record one finished panel; returns once it is committed (raises if it could not be)."""
         done = asyncio.get_running_loop().create_future()
-        await self._enqueue(_Pending(panel, seat_rows, outcomes, now, done, estimate))
+        await self._enqueue(_Pending(done, panel=panel, seats=seat_rows, outcomes=outcomes, now=now, estimate=estimate))
 
     async def _enqueue(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
@@ -81,11 +86,10 @@ class Recorder:
     async def _commit(self, batch: list[_Pending]) -> None:
         snapshot = await self.state.snapshot()
         async with self.state.write() as conn:
-            await calls.reserve_panels(conn, [p.panel for p in batch if p.seats is None])
-            finished = [p for p in batch if p.seats is not None]
-            await calls.finish_panels(
-                conn, [p.panel for p in finished], [row for p in finished for row in p.seats or ()]
-            )
+            await calls.reserve_panels(conn, [p.reservation for p in batch if p.reservation is not None])
+            finished = [p for p in batch if p.panel is not None]
+            rows = [p.panel for p in finished if p.panel is not None]
+            await calls.finish_panels(conn, rows, [row for p in finished for row in p.seats])
             for pending in finished:
                 await learn_from_seats(
                     conn,
@@ -93,7 +97,7 @@ class Recorder:
                     pending.outcomes,
                     pending.now,
                     self.state.history,
-                    request=pending.panel.get("request"),
+                    request=pending.panel["request"] if pending.panel is not None else None,
                     estimate=pending.estimate,
                 )
 

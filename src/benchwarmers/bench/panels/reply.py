@@ -3,16 +3,91 @@ it as server-sent events: `server/sse.py`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import orjson
 
-SEAT_FIELDS = ("call", "seat", "alias", "status", "seconds", "answer", "error")
+from benchwarmers.store.records import SkippedSeat
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.panels.prepare import SeatOutcome
 
 
-def seat_public(outcome: Any) -> dict[str, Any]:
-    return {name: getattr(outcome, name) for name in SEAT_FIELDS}
+class PublicSeat(TypedDict):
+    """A seat as the reply names it: who sat, how it went, and the call id to judge it by."""
+
+    call: str
+    seat: str  # member | nominee | explorer | merger
+    alias: str
+    status: str  # ok | empty | error
+    seconds: float
+    answer: str
+    error: str
+
+
+class PublicMerger(PublicSeat):
+    """The merger's call in a merged reply: a seat, plus the order it saw the answers in and why it was chosen."""
+
+    order: list[str]
+    chosen_as: str
+
+
+class ReplyBench(TypedDict):
+    """The reply's `bench` object: the panel, every seat, who was skipped, how to judge."""
+
+    panel: str
+    collection: str  # bench/<name>
+    shape: str
+    shape_by: str
+    reply: str  # all | merged
+    seats: list[PublicSeat]
+    skipped: list[SkippedSeat]
+    verdict: str  # how to post a verdict
+    merger: NotRequired[PublicMerger | None]  # merged mode only; None when no merger was called
+    note: NotRequired[str]  # when the reply is not what was asked for, why
+
+
+class Message(TypedDict):
+    role: str
+    content: str
+
+
+class Choice(TypedDict):
+    index: int
+    message: Message
+    finish_reason: str
+    logprobs: None
+
+
+class Usage(TypedDict):
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+
+
+class ChatCompletion(TypedDict):
+    """The reply: an OpenAI chat completion with the `bench` object beside the choices."""
+
+    id: str
+    object: str
+    created: int
+    model: str
+    choices: list[Choice]
+    usage: Usage
+    bench: ReplyBench
+
+
+def seat_public(outcome: SeatOutcome) -> PublicSeat:
+    return {
+        "call": outcome.call,
+        "seat": outcome.seat,
+        "alias": outcome.alias,
+        "status": outcome.status,
+        "seconds": outcome.seconds,
+        "answer": outcome.answer,
+        "error": outcome.error,
+    }
 
 
 def verdict_hint(base_url: str, first_call: str | None) -> str:
@@ -23,8 +98,8 @@ def verdict_hint(base_url: str, first_call: str | None) -> str:
 def render_markdown(
     panel_id: str,
     collection: str,
-    seats: Sequence[dict[str, Any]],
-    skipped: Sequence[dict[str, Any]],
+    seats: Sequence[PublicSeat],
+    skipped: Sequence[SkippedSeat],
     note: str | None = None,
 ) -> str:
     """One section per seat: who, how it went, how long, and the call id to judge it by."""
@@ -50,7 +125,7 @@ def render_markdown(
     return "\n".join(lines)
 
 
-def render_merged(answer: str, merger: dict[str, Any], seats: Sequence[dict[str, Any]]) -> str:
+def render_merged(answer: str, merger: PublicSeat, seats: Sequence[PublicSeat]) -> str:
     """The merger's answer, then who it merged, with the call ids to judge each (the merge too)."""
     lines = [answer.strip(), "", "---", f"Merged by {merger['alias']} (call `{merger['call']}`) from:"]
     lines += [f"- {s['alias']} · {s['status']} · call `{s['call']}`" for s in seats]
@@ -58,21 +133,20 @@ def render_merged(answer: str, merger: dict[str, Any], seats: Sequence[dict[str,
     return "\n".join(lines)
 
 
-def sum_usage(usages: Sequence[dict[str, Any] | None]) -> dict[str, int]:
-    total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
-    for usage in usages:
-        if not usage:
-            continue
-        for key in total:
-            value = usage.get(key)
-            if isinstance(value, int):
-                total[key] += value
-    return total
+def sum_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:
+    def total(key: str) -> int:
+        return sum(value for usage in usages if usage and isinstance(value := usage.get(key), int))
+
+    return {
+        "prompt_tokens": total("prompt_tokens"),
+        "completion_tokens": total("completion_tokens"),
+        "total_tokens": total("total_tokens"),
+    }
 
 
 def completion(
-    panel_id: str, model: str, created: float, content: str, usage: dict[str, int], bench: dict[str, Any]
-) -> dict[str, Any]:
+    panel_id: str, model: str, created: float, content: str, usage: Usage, bench: ReplyBench
+) -> ChatCompletion:
     return {
         "id": f"chatcmpl-{panel_id}",
         "object": "chat.completion",

@@ -27,6 +27,9 @@ from benchwarmers.bench.panels.prepare import (
 )
 from benchwarmers.bench.panels.record import Recorder
 from benchwarmers.bench.panels.reply import (
+    ChatCompletion,
+    PublicMerger,
+    ReplyBench,
     completion,
     render_markdown,
     render_merged,
@@ -39,6 +42,7 @@ from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
+from benchwarmers.store.records import PanelRow, SeatRow, SkippedSeat
 
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
@@ -53,7 +57,7 @@ class Merged:
     rule: str = ""
     note: str | None = None
 
-    def public(self) -> dict[str, Any] | None:
+    def public(self) -> PublicMerger | None:
         if self.outcome is None:
             return None
         return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
@@ -72,7 +76,7 @@ class Panels:
         self.recorder = Recorder(state)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
-        self._inflight: dict[tuple[str, str], asyncio.Future[dict[str, Any]]] = {}
+        self._inflight: dict[tuple[str, str], asyncio.Future[ChatCompletion]] = {}
 
     def keep_until_done(self, task: asyncio.Future[Any]) -> None:
         """Hold a panel whose client left until it has recorded its seats (asyncio keeps weak refs)."""
@@ -145,7 +149,7 @@ class Panels:
                 return panel_id
         raise Unavailable("could not reserve a panel id; try again", code="panel_id_taken")
 
-    async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> dict[str, Any] | None:
+    async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> ChatCompletion | None:
         """The recorded reply when this request is a replay of one already answered (or running)."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
@@ -166,9 +170,9 @@ class Panels:
         panel: PreparedPanel,
         idempotency_key: str | None = None,
         disconnected: asyncio.Event | None = None,
-    ) -> dict[str, Any]:
+    ) -> ChatCompletion:
         key = (panel.caller, idempotency_key or panel.request_hash)
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         # The first of two identical requests in flight is the one a replay waits for.
         self._inflight.setdefault(key, future)
         try:
@@ -185,7 +189,7 @@ class Panels:
 
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
-    ) -> dict[str, Any]:
+    ) -> ChatCompletion:
         snapshot = await self.state.snapshot()
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
@@ -242,11 +246,11 @@ class Panels:
 
     def build_reply(
         self, panel: PreparedPanel, outcomes: list[SeatOutcome], merged: Merged | None = None
-    ) -> dict[str, Any]:
+    ) -> ChatCompletion:
         seats = [seat_public(o) for o in outcomes]
-        skipped = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
+        skipped: list[SkippedSeat] = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
         name = panel.collection["name"]
-        bench: dict[str, Any] = {
+        bench: ReplyBench = {
             "panel": panel.panel_id,
             "collection": f"bench/{name}",
             "shape": panel.shape,
@@ -258,13 +262,14 @@ class Panels:
         }
         usages = [o.usage for o in outcomes]
         note = merged.note if merged else None
+        merger = merged.public() if merged is not None else None
         if merged is not None:
-            bench["merger"] = merged.public()
+            bench["merger"] = merger
             usages.append(merged.outcome.usage if merged.outcome else None)
         if note:
             bench["note"] = note
-        if merged is not None and merged.outcome is not None and merged.outcome.status == "ok":
-            content = render_merged(merged.outcome.answer, bench["merger"], seats)
+        if merger is not None and merger["status"] == "ok":
+            content = render_merged(merger["answer"], merger, seats)
         else:
             content = render_markdown(panel.panel_id, name, seats, skipped, note)
         return completion(panel.panel_id, panel.model_name, panel.created, content, sum_usage(usages), bench)
@@ -273,13 +278,13 @@ class Panels:
         self,
         panel: PreparedPanel,
         outcomes: list[SeatOutcome],
-        reply: dict[str, Any],
+        reply: ChatCompletion,
         idempotency_key: str | None,
         seconds: float,
     ) -> None:
         """Write the panel and every seat, and what the failures taught, before the reply leaves."""
         now = time.time()
-        panel_row = {
+        panel_row: PanelRow = {
             "id": panel.panel_id,
             "created_at": panel.created,
             "collection": panel.collection["name"],
@@ -295,7 +300,7 @@ class Panels:
             "seconds": round(seconds, 3),
             "response": reply,
         }
-        seat_rows = [
+        seat_rows: list[SeatRow] = [
             {
                 "call": o.call,
                 "panel_id": panel.panel_id,

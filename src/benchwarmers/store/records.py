@@ -1,0 +1,130 @@
+"""The records the store writes and reads, typed: collections, panels and seats as rows, and the
+call log as its readers see it.
+
+They are TypedDicts, not classes: a row goes to SQLAlchemy and a listing to orjson as the dict it
+is, so a JSON body keeps exactly its keys and their order. The row records' keys are the table's
+columns (a test holds them to `schema.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class CollectionFields(TypedDict):
+    """A collection as the user sets it, validated: what is written, logged and exported."""
+
+    name: str
+    description: str
+    tags: list[str]
+    members: list[str]
+    shape: str | None  # None: decided per request
+    reply: str  # all | merged
+    merger: str | None
+    max_explorers: int | None  # None: the gateway's limit
+    max_calls: int | None
+
+
+class Collection(CollectionFields):
+    """A stored collection as it is read."""
+
+    created_at: float
+
+
+class SkippedSeat(TypedDict):
+    """A model that would have sat and did not, and why (the reply's and the panel's `skipped`)."""
+
+    seat: str  # member | nominee
+    alias: str
+    why: str
+
+
+class PanelRow(TypedDict):
+    """A `panels` row."""
+
+    id: str
+    created_at: float
+    collection: str
+    reply: str
+    shape: str
+    shape_by: str
+    caller: str
+    request: dict[str, Any]  # redacted: images are placeholders
+    request_hash: str
+    idempotency_key: str | None
+    skipped: list[SkippedSeat]
+    note: str | None
+    seconds: float | None
+    response: Any  # the reply as sent (bench.panels.reply.ChatCompletion), for replays
+
+
+class SeatRow(TypedDict):
+    """A `seats` row: one model call of a panel (a merger or a decision call too)."""
+
+    call: str
+    panel_id: str
+    position: int
+    seat: str  # member | nominee | explorer | merger | decision
+    alias: str
+    endpoint: str
+    shape: str
+    status: str  # ok | empty | error
+    seconds: float
+    answer: str
+    error: str
+    error_kind: str | None
+    usage: dict[str, Any] | None
+    caller: str
+    created_at: float
+
+
+class Replay(TypedDict):
+    """A recorded reply found for a repeated request."""
+
+    panel: str
+    response: Any  # as stored: the ChatCompletion sent the first time
+
+
+class PublicVerdict(TypedDict):
+    """The current verdict on a seat, as the call log shows it."""
+
+    useful: bool
+    note: str
+    real: list[str]
+    false: list[str]
+    caller: str
+    at: float
+
+
+class LoggedSeat(TypedDict):
+    """A seat as the call log lists it, with its current verdict."""
+
+    call: str
+    seat: str
+    alias: str
+    endpoint: str
+    status: str
+    seconds: float
+    answer: str
+    error: str
+    usage: dict[str, Any] | None
+    verdict: PublicVerdict | None
+
+
+class ListedPanel(TypedDict):
+    """A panel as the call log lists it: its seats, the decision call apart, and what is owed."""
+
+    id: str
+    created: float
+    collection: str
+    reply: str
+    shape: str
+    shape_by: str
+    caller: str
+    seconds: float | None
+    note: str | None
+    skipped: list[SkippedSeat]
+    request: dict[str, Any]
+    seats: list[LoggedSeat]
+    decision: LoggedSeat | None
+    owed: int  # seats that answered and have no verdict yet
