@@ -199,4 +199,4 @@ def test_gateway_settings_from_the_cli(cli):
     code, out = cli("gateway", "show", "--json")
     shown = orjson.loads(out)
     assert (shown["max_explorers"], shown["max_calls"], shown["seat_timeout"]) == (1, 5, 30.0)
-    assert cli("gateway", "set", "--epsilon", "1.5") == (1, "error: epsilon must be from 0 to 1\n")
+    assert cli("gateway", "set", "--epsilon", "1.5") == (1, "error: epsilon must be from 0 to 1 (got 1.5)\n")
