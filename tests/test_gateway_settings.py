@@ -1,5 +1,5 @@
-"""The gateway settings model and everything that goes through it: its bounds, the admin API, and
-settings stored before there were bounds."""
+"""The gateway settings model and everything that goes through it: its bounds, the CLI, the admin
+API, and settings stored before there were bounds."""
 
 from __future__ import annotations
 
@@ -8,11 +8,16 @@ import math
 from typing import Any
 
 import httpx2
+import orjson
 import pytest
+import typer.main
+from typer.testing import CliRunner
 
 from benchwarmers.bench import gateway_config
 from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.bench.services import Bench
+from benchwarmers.cli.app import app as cli_app
+from benchwarmers.cli.gateway import app as gateway_app
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
@@ -43,6 +48,19 @@ BOUNDS = {
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
 CONCURRENCY_ZERO = "endpoint_concurrency must be a whole number from 1 to 1024 (got 0)"
+
+
+@pytest.fixture
+def cli(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COLUMNS", "200")
+    runner = CliRunner()
+
+    def invoke(*args: str) -> tuple[int, str]:
+        result = runner.invoke(cli_app, list(args))
+        return result.exit_code, result.output
+
+    return invoke
 
 
 def refused(call: Any) -> InvalidRequest:
@@ -121,6 +139,53 @@ def test_stored_settings_read_back_complete_and_in_range(caplog):
         "max_calls must be a whole number from 0 to 20 (got true); using the default, 5",
     ]
     assert read_stored(None).model_dump() == DEFAULTS
+
+
+# -- the CLI --------------------------------------------------------------------------------------------
+
+
+def test_the_cli_refuses_zero_pings_and_zero_concurrency_with_the_range(cli):
+    assert cli("gateway", "set", "--ping-interval", "0") == (1, f"error: {PING_ZERO}\n")
+    assert cli("gateway", "set", "--endpoint-concurrency", "0") == (1, f"error: {CONCURRENCY_ZERO}\n")
+    # One bad value refuses the whole change.
+    assert cli("gateway", "set", "--seat-timeout", "30", "--ping-interval", "0") == (1, f"error: {PING_ZERO}\n")
+    code, out = cli("gateway", "show", "--json")
+    assert (code, orjson.loads(out)) == (0, DEFAULTS)
+
+
+def test_a_change_from_the_cli_round_trips(cli):
+    assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
+        0,
+        "max_explorers 2, max_calls 5, epsilon 0.2, seat_timeout 120, decision_timeout 5, ping_interval 2.5, "
+        "replay_window 600, endpoint_concurrency 8, failing_after 5\n",
+    )
+    code, out = cli("gateway", "show", "--json")
+    assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})
+    code, out = cli("gateway", "show")
+    assert code == 0
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert rows[5] == [
+        "ping_interval",
+        "2.5",
+        "5",
+        "1–60 s",
+        "time between ping comments that keep a streaming panel's connection open while its seats run",
+    ]
+    assert [row[0] for row in rows] == list(DEFAULTS)
+
+
+def test_the_set_command_has_one_option_per_setting_with_its_range_in_the_help():
+    command = typer.main.get_command(gateway_app).commands["set"]  # type: ignore[attr-defined]
+    options = {p.name: p for p in command.params}
+    assert list(options) == list(DEFAULTS)
+    assert options["ping_interval"].opts == ["--ping-interval"]
+    assert options["ping_interval"].help == (
+        "time between ping comments that keep a streaming panel's connection open while its seats run "
+        "[1–60 s; default 5]"
+    )
+    assert options["endpoint_concurrency"].help == (
+        "seat calls in flight per endpoint; more wait for a free slot [1–1024; default 64]"
+    )
 
 
 # -- the admin API -----------------------------------------------------------------
