@@ -1,5 +1,5 @@
 """The gateway settings model and everything that goes through it: its bounds, the CLI, the admin
-API, and settings stored before there were bounds."""
+API, the Settings form, and settings stored before there were bounds."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def refused(call: Any) -> InvalidRequest:
     return caught.value
 
 
-# -- the model ----------------------------------------------------------------------------------------
+# -- the model -------------------------------------------------------------------------------------
 
 
 def test_the_model_is_the_defaults_and_every_setting_has_a_range_and_a_description():
@@ -141,7 +141,7 @@ def test_stored_settings_read_back_complete_and_in_range(caplog):
     assert read_stored(None).model_dump() == DEFAULTS
 
 
-# -- the CLI --------------------------------------------------------------------------------------------
+# -- the CLI ---------------------------------------------------------------------------------------
 
 
 def test_the_cli_refuses_zero_pings_and_zero_concurrency_with_the_range(cli):
@@ -188,7 +188,7 @@ def test_the_set_command_has_one_option_per_setting_with_its_range_in_the_help()
     )
 
 
-# -- the admin API -----------------------------------------------------------------
+# -- the admin API and the Settings page -----------------------------------------------------------
 
 
 def error_body(message: str, param: str) -> dict[str, Any]:
@@ -222,6 +222,24 @@ def test_a_change_through_the_api_round_trips_and_is_logged(server):
     # null leaves a setting as it is; a change that changes nothing is not logged.
     assert httpx2.put(url, json={"ping_interval": None, "seat_timeout": 30}).json() == changed
     assert changes(server, "setting") == [("dashboard", "update", "gateway")]
+
+
+def test_the_settings_form_shows_each_range_and_description(server):
+    page = httpx2.get(f"{server.url}/settings").text
+    assert (
+        '<label>Ping interval <span class="hint">1–60 s, default 5</span><input name="ping_interval" type="number" '
+        'min="1" max="60" step="any" value="5" inputmode="decimal" aria-describedby="about-ping_interval"></label>\n'
+        '        <p class="hint" id="about-ping_interval">time between ping comments that keep a streaming '
+        "panel&#39;s connection open while its seats run</p>"
+    ) in page
+    assert (
+        '<label>Endpoint concurrency <span class="hint">1–1024, default 64</span><input name="endpoint_concurrency" '
+        'type="number" min="1" max="1024" step="1" value="64" inputmode="numeric" '
+        'aria-describedby="about-endpoint_concurrency"></label>'
+    ) in page
+    for name in DEFAULTS:
+        assert page.count(f'<input name="{name}" type="number"') == 1
+        assert f'data-error-for="{name}"' in page
 
 
 def test_settings_stored_before_the_ranges_are_read_back_in_range(server: BenchServer):
