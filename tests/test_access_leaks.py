@@ -139,7 +139,7 @@ def _set_up(server: BenchServer, fake: FakeUpstream, refusing: FakeUpstream) -> 
                     "max_explorers": 0,
                 }
             )
-        await bench.gateway_settings.set_gateway(seat_timeout=0.5)
+        await bench.gateway_settings.set_gateway(seat_timeout=1)
         key, _ = await bench.keys.create("canary-app")
         return key
 

@@ -384,6 +384,27 @@ def test_discover_adds_a_reachable_model(bench, page):
     assert "fake/qwen/qwen3-coder:free" in {m["alias"] for m in models}
 
 
+def test_the_settings_form_refuses_zero_pings_beside_the_field_and_saves_a_good_value(bench, page):
+    from playwright.sync_api import expect
+
+    page.goto(f"{bench.url}/settings#limits")
+    form = page.locator("#limits-form")
+    pings = form.locator('input[name="ping_interval"]')
+    expect(pings).to_have_attribute("min", "1")
+    expect(pings).to_have_attribute("max", "60")
+    pings.fill("0")
+    form.locator('button[type="submit"]').click()
+    error = form.locator('[data-error-for="ping_interval"]')
+    expect(error).to_have_text("ping_interval must be from 1 to 60 seconds (got 0)")
+    expect(pings).to_have_attribute("aria-invalid", "true")
+    assert httpx2.get(f"{bench.url}/api/settings").json()["ping_interval"] == 5
+    pings.fill("2.5")
+    form.locator('button[type="submit"]').click()
+    expect(page.locator("#flash")).to_have_text("Saved the gateway settings")
+    expect(page.locator('#limits-form input[name="ping_interval"]')).to_have_value("2.5")
+    assert httpx2.get(f"{bench.url}/api/settings").json()["ping_interval"] == 2.5
+
+
 def test_with_an_admin_token_every_page_asks_for_it_first(tmp_path, fake, page):
     from playwright.sync_api import expect
 

@@ -118,7 +118,7 @@ def test_failed_empty_and_slow_seats_are_each_named(bench_with_roster, client, f
     fake.script("qwen3-32b", status=500)
     fake.script("gemma-3-27b", empty=True)
     fake.script("mistral-small", hang=True)
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(seat_timeout=0.5))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(seat_timeout=1))  # the shortest allowed
     collection(
         bench_with_roster,
         "mixed",
@@ -133,7 +133,7 @@ def test_failed_empty_and_slow_seats_are_each_named(bench_with_roster, client, f
     assert seats["qwen3-32b"]["error"].startswith("upstream error (500)")
     assert seats["gemma-3-27b"]["status"] == "empty"
     assert seats["mistral-small"]["status"] == "error"
-    assert seats["mistral-small"]["error"] == "timeout after 0.5s"
+    assert seats["mistral-small"]["error"] == "timeout after 1s"
     content = resp.choices[0].message.content
     for seat in resp.bench["seats"]:
         assert f"call `{seat['call']}`" in content
@@ -211,9 +211,9 @@ def test_stream_with_usage_parses_in_the_sdk(bench_with_roster, client):
 
 
 def test_stream_sends_pings_then_one_chunk_then_done(bench_with_roster, fake):
-    fake.script("phi-4", latency=1.3)
+    fake.script("phi-4", latency=1.5)
     collection(bench_with_roster, "slow", ["phi-4"], max_explorers=0)
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(ping_interval=0.5))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(ping_interval=1))  # the shortest allowed
     with httpx2.stream(
         "POST",
         f"{bench_with_roster.v1}/chat/completions",

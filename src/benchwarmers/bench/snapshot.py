@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.gateway_config import read_stored
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
 from benchwarmers.store import collection_rows as collection_rows
@@ -154,7 +155,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
             free_tier_endpoint=endpoint.free_tier,
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
-    snapshot.gateway = await setting_rows.gateway_limits(conn)
+    snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()
     snapshot.shapes = await setting_rows.shapes(conn)
     snapshot.went_paid = frozenset(await setting_rows.unacknowledged_subjects(conn, "went_paid"))
     snapshot.decision_models = await decision_rows.list_decision_models(conn)

@@ -1,50 +1,71 @@
-"""`benchwarmers gateway ...`: the gateway's limits and timeouts (kept in the database, logged)."""
+"""`benchwarmers gateway ...`: the gateway's limits and timeouts (kept in the database, logged).
+
+`gateway set` has one option per field of the settings model, its help written from the field's
+description and range, so a new setting is on the command line as soon as it is in the model.
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
+from typing import Any
+
 import typer
 
+from benchwarmers.bench import gateway_config
+from benchwarmers.bench.gateway_config import FIELDS, GATEWAY_DEFAULTS
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
 app = typer.Typer(help="Gateway settings: seat limits, timeouts, exploration share.", no_args_is_help=True)
 
 
+def option_help(name: str) -> str:
+    default = gateway_config.number(GATEWAY_DEFAULTS[name])
+    return f"{gateway_config.description(name)} [{gateway_config.range_text(name, short=True)}; default {default}]"
+
+
+def _setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give `func(bench, **values)` a signature with one `--kebab-name` option per setting."""
+    options = [
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=typer.Option(None, f"--{name.replace('_', '-')}", help=option_help(name), show_default=False),
+            annotation=(int if gateway_config.whole(name) else float) | None,
+        )
+        for name in FIELDS
+    ]
+    bench = next(iter(inspect.signature(func).parameters.values()))
+    func.__signature__ = inspect.Signature([bench, *options])  # type: ignore[attr-defined]
+    return func
+
+
 @app.command("show")
 @with_bench
 async def show(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
-    """Show every gateway setting."""
+    """Show every gateway setting: its value, default, range and meaning."""
     settings = (await bench.state.snapshot()).gateway
     if as_json:
         print_json(settings)
         return
-    table(None, ["setting", "value"], sorted(settings.items()))
+    rows = [
+        (
+            name,
+            gateway_config.number(settings[name]),
+            gateway_config.number(GATEWAY_DEFAULTS[name]),
+            gateway_config.range_text(name, short=True),
+            gateway_config.description(name),
+        )
+        for name in FIELDS
+    ]
+    table(None, ["setting", "value", "default", "range", "what it does"], rows)
 
 
 @app.command("set")
 @with_bench
-async def set_(
-    bench: Bench,
-    max_explorers: int = typer.Option(None, "--max-explorers", help="explorer seats at most (default 2)"),
-    max_calls: int = typer.Option(None, "--max-calls", help="seats at most, members included (default 5)"),
-    seat_timeout: float = typer.Option(None, "--seat-timeout", help="seconds a seat may take (default 120)"),
-    decision_timeout: float = typer.Option(None, "--decision-timeout", help="seconds for a decision model (5)"),
-    ping_interval: float = typer.Option(None, "--ping-interval", help="seconds between stream pings (5)"),
-    replay_window: float = typer.Option(None, "--replay-window", help="seconds a replay gets the recorded panel"),
-    endpoint_concurrency: int = typer.Option(None, "--endpoint-concurrency", help="calls in flight per endpoint"),
-    epsilon: float = typer.Option(None, "--epsilon", help="share of explorer seats chosen by evidence (0.2)"),
-    failing_after: int = typer.Option(None, "--failing-after", help="failures in a row before an alert (5)"),
-) -> None:
-    """Change gateway settings (only the options given change)."""
-    after = await bench.gateway_settings.set_gateway(
-        max_explorers=max_explorers,
-        max_calls=max_calls,
-        seat_timeout=seat_timeout,
-        decision_timeout=decision_timeout,
-        ping_interval=ping_interval,
-        replay_window=replay_window,
-        endpoint_concurrency=endpoint_concurrency,
-        epsilon=epsilon,
-        failing_after=failing_after,
-    )
-    console.print(", ".join(f"{k} {v}" for k, v in sorted(after.items())), markup=False)
+@_setting_options
+async def set_(bench: Bench, **values: Any) -> None:
+    """Change gateway settings (only the options given change; a value out of range changes nothing)."""
+    after = await bench.gateway_settings.set_gateway(**values)
+    console.print(", ".join(f"{k} {gateway_config.number(after[k])}" for k in FIELDS), markup=False)

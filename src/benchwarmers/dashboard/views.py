@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.bench import gateway_config
 from benchwarmers.bench.evidence.board import Standing
 
 CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
@@ -106,3 +107,28 @@ def change_line(change: Mapping[str, Any]) -> dict[str, Any]:
         "before": _short(before),
         "after": _short(after),
     }
+
+
+def gateway_fields(gateway: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The Settings form's inputs, one per field of the gateway settings model: its current value,
+    the range as min/max, and the description, range and default as the hint beside it."""
+    fields = []
+    for name in gateway_config.FIELDS:
+        low, high = gateway_config.bounds(name)
+        whole = gateway_config.whole(name)
+        default = gateway_config.number(gateway_config.GATEWAY_DEFAULTS[name])
+        fields.append(
+            {
+                "name": name,
+                "label": name.replace("_", " ").capitalize(),
+                "value": gateway_config.number(gateway[name]),
+                "min": gateway_config.number(low),
+                "max": gateway_config.number(high),
+                "step": "1" if whole else "any",
+                "inputmode": "numeric" if whole else "decimal",
+                "range": gateway_config.range_text(name, short=True),
+                "default": default,
+                "description": gateway_config.description(name),
+            }
+        )
+    return fields

@@ -212,7 +212,7 @@ async def settings_page(request: Request) -> Response:
         "settings",
         endpoints=await bench.endpoints.list_endpoints(),
         keys=await access(request).keys.list_keys(),
-        gateway=snapshot.gateway,
+        gateway_fields=views.gateway_fields(snapshot.gateway),
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,
         alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),

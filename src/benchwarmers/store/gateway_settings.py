@@ -1,4 +1,8 @@
-"""Gateway settings kept in the database (editable from CLI and dashboard), with their defaults."""
+"""Settings kept in the database (editable from CLI and dashboard): rows of JSON by key.
+
+The gateway's numbers are one JSON object under `gateway`; what they may be, and their defaults,
+is bench/gateway_config.py (the store only keeps what it is given).
+"""
 
 from __future__ import annotations
 
@@ -8,18 +12,6 @@ from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.schema import alerts, settings
-
-GATEWAY_DEFAULTS: dict[str, Any] = {
-    "max_explorers": 2,
-    "max_calls": 5,
-    "seat_timeout": 120.0,  # seconds each seat may take before it is recorded as a timeout
-    "ping_interval": 5.0,  # seconds between `: ping` comments on a streaming panel
-    "replay_window": 600.0,  # seconds within which a replayed request gets the recorded panel
-    "decision_timeout": 5.0,
-    "endpoint_concurrency": 64,  # seat calls in flight per endpoint; more wait for a free slot
-    "failing_after": 5,  # failed seats in a row that raise a "failing" alert
-    "epsilon": 0.2,  # share of explorer picks made by a Thompson draw on the evidence instead of staleness
-}
 
 DEFAULT_SHAPES: dict[str, str] = {
     "general": "Anything that fits no other shape: questions, explanations, everyday tasks.",
@@ -42,11 +34,6 @@ async def put_setting(conn: AsyncConnection, key: str, value: Any) -> None:
     updated = await conn.execute(settings.update().where(settings.c.key == key).values(value=value))
     if updated.rowcount == 0:
         await conn.execute(settings.insert().values(key=key, value=value))
-
-
-async def gateway_limits(conn: AsyncConnection) -> dict[str, Any]:
-    stored = await get_setting(conn, "gateway", {})
-    return {**GATEWAY_DEFAULTS, **{k: v for k, v in stored.items() if k in GATEWAY_DEFAULTS}}
 
 
 async def shapes(conn: AsyncConnection) -> dict[str, str]:

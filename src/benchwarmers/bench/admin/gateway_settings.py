@@ -1,14 +1,19 @@
-"""Gateway settings: the numbers that tune every panel (timeouts, seat counts, replay window ...)."""
+"""Gateway settings: the numbers that tune every panel (timeouts, seat counts, replay window ...).
+
+What each may be is the model in bench/gateway_config.py; this service checks a change against
+it, stores the whole object and logs the change.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.bench.state import BenchState
-from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
-from benchwarmers.store.gateway_settings import GATEWAY_DEFAULTS
+
+__all__ = ["GATEWAY_DEFAULTS", "GatewaySettingsAdmin"]
 
 
 class GatewaySettingsAdmin:
@@ -16,15 +21,14 @@ class GatewaySettingsAdmin:
         self.state = state
 
     async def set_gateway(self, *, actor: str | None = None, **values: Any) -> dict[str, Any]:
+        """Change the settings given (None means unchanged); one wrong value refuses them all."""
+        given = {k: v for k, v in values.items() if v is not None}
+        check(given)
         async with self.state.write() as conn:
-            before = await setting_rows.gateway_limits(conn)
-            after = {**before, **{k: v for k, v in values.items() if v is not None}}
-            unknown = set(after) - set(GATEWAY_DEFAULTS)
-            if unknown:
-                raise InvalidRequest(f"unknown gateway setting(s): {', '.join(sorted(unknown))}")
-            for key, value in values.items():
-                if value is not None:
-                    check_gateway_value(key, value)
+            before = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()
+            after = GatewaySettings.model_validate({**before, **given}).model_dump()
+            if after == before:
+                return after  # nothing to store or log
             await setting_rows.put_setting(conn, "gateway", after)
             await record_change(
                 conn,
@@ -36,18 +40,3 @@ class GatewaySettingsAdmin:
                 after=after,
             )
         return after
-
-
-# Upper bounds where one matters (the seat counts match a collection's own override).
-_GATEWAY_MAX = {"max_explorers": 20, "max_calls": 20, "epsilon": 1}
-
-
-def check_gateway_value(name: str, value: Any) -> None:
-    """A gateway setting is a number of its default's kind: whole when the default is, never negative."""
-    whole = isinstance(GATEWAY_DEFAULTS[name], int)
-    if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
-        raise InvalidRequest(f"{name} must be a {'whole ' if whole else ''}number", param=name)
-    top = _GATEWAY_MAX.get(name)
-    if value < 0 or (top is not None and value > top):
-        bounds = f"from 0 to {top}" if top is not None else "0 or more"
-        raise InvalidRequest(f"{name} must be {bounds}", param=name)

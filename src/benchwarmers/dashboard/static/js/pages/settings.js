@@ -1,4 +1,4 @@
-// Settings: theme, endpoints, gateway keys (a new key is shown once), limits, shapes, decision
+// Settings: theme, endpoints, gateway keys (a new key is shown once), gateway settings, shapes, decision
 // models, alerts. Each change goes through the admin API and shows by reloading the page.
 
 import { aliasPath, api } from "../api.js";
@@ -79,9 +79,10 @@ export function start() {
 
   onSubmit("#limits-form", async (form) => {
     const values = {};
-    for (const name of ["max_explorers", "max_calls", "seat_timeout", "decision_timeout"]) values[name] = number(form, name);
+    // One input per setting, rendered from the server's settings model; an empty one stays as it is.
+    for (const input of $$("input[name]", form)) values[input.name] = number(form, input.name);
     await api("PUT", "/api/settings", values);
-    reloadWith("Saved the gateway limits");
+    reloadWith("Saved the gateway settings");
   });
 
   onSubmit("#shape-form", async (form) => {
