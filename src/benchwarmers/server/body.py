@@ -10,6 +10,9 @@ from starlette.requests import Request
 from benchwarmers.errors import InvalidRequest, TooLarge
 
 BODY_CAP = 20 * 1024 * 1024
+# Deeper JSON than this is refused: no OpenAI request needs it (a tool's JSON schema nests a few
+# levels), and the seats' request is re-encoded by orjson, which stops at 255 levels.
+MAX_DEPTH = 64
 
 TOO_LARGE = (
     "the request body is larger than 20 MB. Send images as https:// URLs, or smaller images "
@@ -17,11 +20,18 @@ TOO_LARGE = (
 )
 
 
+def whole_number(value: str | None) -> int | None:
+    """A header's ASCII digits as an int, else None (`str.isdigit` also accepts '²' and '٣')."""
+    if value is None or not value.isascii() or not value.isdigit():
+        return None
+    return int(value)
+
+
 async def read_body(request: Request, cap: int = BODY_CAP) -> bytearray:
     """The body in one buffer, growing as it arrives (a list of chunks joined at the end would
     hold a large image request twice)."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > cap:
+    declared = whole_number(request.headers.get("content-length"))
+    if declared is not None and declared > cap:
         raise TooLarge(TOO_LARGE)
     body = bytearray()
     async for chunk in request.stream():
@@ -31,11 +41,37 @@ async def read_body(request: Request, cap: int = BODY_CAP) -> bytearray:
     return body
 
 
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether containers nest more than `limit` levels, walked level by level (no recursion)."""
+    level = [value]
+    for _ in range(limit):
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if type(node) is dict else node
+            below += [child for child in children if type(child) is dict or type(child) is list]
+        if not below:
+            return False
+        level = below
+    return True
+
+
 def parse_json_object(raw: bytes | bytearray) -> dict[str, Any]:
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
+        if exc.msg == "depth limit exceeded":  # orjson's own limit, 1024 levels
+            raise _too_deep() from None
         raise InvalidRequest(f"the body is not valid JSON ({exc.msg} at character {exc.pos})") from None
     if not isinstance(data, dict):
         raise InvalidRequest("the body must be a JSON object")
+    # Counting brackets is fast; only a body with enough of them to nest too deep is walked.
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and _deeper_than(data, MAX_DEPTH):
+        raise _too_deep()
     return data
+
+
+def _too_deep() -> InvalidRequest:
+    return InvalidRequest(
+        f"the body nests JSON more than {MAX_DEPTH} levels deep (objects and arrays inside each other); "
+        f"send at most {MAX_DEPTH} levels"
+    )

@@ -8,7 +8,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 
 class RequestIdMiddleware:
-    """Every response carries `x-request-id`: the panel id on panels, a fresh id otherwise."""
+    """Every response carries `x-request-id`: the panel id on panels, else the id given to the
+    request when it arrived (kept in the scope's state, so a 500 and its log line cite the same)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -18,11 +19,14 @@ class RequestIdMiddleware:
             await self.app(scope, receive, send)
             return
 
+        request_id = f"req-{secrets.token_hex(8)}"
+        scope.setdefault("state", {})["request_id"] = request_id
+
         async def send_with_id(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 if not any(name == b"x-request-id" for name, _ in headers):
-                    headers.append((b"x-request-id", f"req-{secrets.token_hex(8)}".encode()))
+                    headers.append((b"x-request-id", request_id.encode()))
                     message = {**message, "headers": headers}
             await send(message)
 
