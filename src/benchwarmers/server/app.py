@@ -25,7 +25,7 @@ from benchwarmers.server import (
     pages,
 )
 from benchwarmers.server.cors import CorsMiddleware
-from benchwarmers.server.middleware import RequestIdMiddleware
+from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
 from benchwarmers.settings import Settings
 
@@ -50,6 +50,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(UnreadBodyMiddleware)  # outermost: every early refusal reaches clients that write first
 
     @app.get("/healthz")
     async def healthz() -> Response:

@@ -9,6 +9,7 @@ import traceback
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -67,6 +68,17 @@ def install(app: FastAPI) -> None:
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_response(exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(request: Request, _exc: ClientDisconnect) -> Response:
+        # An aborted upload is the client's choice, not our error: one line, and a reply no one reads.
+        log.info(
+            "client left while sending its request body: %s %s (request %s)",
+            request.method,
+            request.url.path,
+            request_id_of(request.scope),
+        )
+        return error_response(400, "the client closed the connection before its request body arrived")
 
     # Only a failure outside our own middleware gets here (Starlette then re-raises it to uvicorn).
     @app.exception_handler(Exception)
