@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 import typer
@@ -85,6 +86,14 @@ def _verdict_line(row: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _private(path: Path) -> BinaryIO:
+    """The export file, readable by its owner only (it holds prompts and answers), even if it existed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if os.name != "nt":
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "wb")
+
+
 @with_bench
 async def export(
     bench: Bench,
@@ -94,7 +103,7 @@ async def export(
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
     """Export the call log or the verdicts as JSON lines (images only as placeholders)."""
-    handle = output.open("wb") if output else sys.stdout.buffer
+    handle = _private(output) if output else sys.stdout.buffer
     count = 0
     try:
         async with bench.read() as conn:
