@@ -72,6 +72,10 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # the connection is the WebSocket protocol's from here
+        super().handle_websocket_upgrade()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         if self._deadline is None:  # a kept-alive connection's next request: its headers start now
