@@ -34,6 +34,7 @@ async def set_(
     endpoint_concurrency: int = typer.Option(None, "--endpoint-concurrency", help="calls in flight per endpoint"),
     epsilon: float = typer.Option(None, "--epsilon", help="share of explorer seats chosen by evidence (0.2)"),
     failing_after: int = typer.Option(None, "--failing-after", help="failures in a row before an alert (5)"),
+    retention_days: int = typer.Option(None, "--retention-days", help="purge prompts older than N days (0: keep)"),
 ) -> None:
     """Change gateway settings (only the options given change)."""
     after = await bench.admin.set_gateway(
@@ -46,5 +47,6 @@ async def set_(
         endpoint_concurrency=endpoint_concurrency,
         epsilon=epsilon,
         failing_after=failing_after,
+        retention_days=retention_days,
     )
     console.print(", ".join(f"{k} {v}" for k, v in sorted(after.items())), markup=False)

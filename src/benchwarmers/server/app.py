@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -27,6 +29,7 @@ from benchwarmers.server import (
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.retention import retention_loop
 from benchwarmers.settings import Settings
 
 log = logging.getLogger("benchwarmers.server")
@@ -39,9 +42,13 @@ def create_app(settings: Settings) -> FastAPI:
         await bench.open()
         app.state.bench = bench
         scheduler = CatalogScheduler(bench).start()  # the daily catalog refresh
+        retention = asyncio.create_task(retention_loop(bench), name="benchwarmers-retention")
         try:
             yield
         finally:
+            retention.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await retention
             await scheduler.stop()
             await bench.close()
 

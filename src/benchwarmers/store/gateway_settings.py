@@ -19,6 +19,7 @@ GATEWAY_DEFAULTS: dict[str, Any] = {
     "endpoint_concurrency": 64,  # seat calls in flight per endpoint; more wait for a free slot
     "failing_after": 5,  # failed seats in a row that raise a "failing" alert
     "epsilon": 0.2,  # share of explorer picks made by a Thompson draw on the evidence instead of staleness
+    "retention_days": 0,  # prompts and answers older than this are purged daily by the server; 0 keeps them
 }
 
 DEFAULT_SHAPES: dict[str, str] = {

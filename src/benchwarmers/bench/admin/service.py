@@ -313,7 +313,7 @@ class Admin:
 
 
 # Upper bounds where one matters (the seat counts match a collection's own override).
-_GATEWAY_MAX = {"max_explorers": 20, "max_calls": 20, "epsilon": 1}
+_GATEWAY_MAX = {"max_explorers": 20, "max_calls": 20, "epsilon": 1, "retention_days": 36_500}
 
 
 def check_gateway_value(name: str, value: Any) -> None:
