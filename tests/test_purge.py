@@ -105,8 +105,9 @@ def purge(server: BenchServer, *args: str, stdin: str | None = None) -> Any:
     return CliRunner().invoke(cli, ["purge", *args], input=stdin, env={"BENCHWARMERS_HOME": str(server.settings.home)})
 
 
-def test_purge_removes_old_prompts_and_answers_from_the_database_file_and_keeps_the_leaderboard(aged):
+def test_purge_removes_old_prompts_and_answers_from_the_database_file_and_keeps_the_leaderboard(aged, monkeypatch):
     server, old, new = aged
+    monkeypatch.setattr(calls, "PURGE_BATCH", 2)  # three old panels: two transactions
     stored = database_bytes(server)
     for canary in (OLD_PROMPT, OLD_ANSWER, OLD_ERROR, OLD_CLAIM, NEW_PROMPT):
         assert canary.encode() in stored  # so that their absence below means something
@@ -255,8 +256,7 @@ def test_purge_on_postgresql(postgres, tmp_path: Path, fake):
         board_before = boards(server)
 
         async def purge_old(bench: Bench) -> tuple[dict[str, int], bool]:
-            async with bench.write() as conn:
-                counts = await calls.purge_before(conn, time.time() - DAY, time.time())
+            counts = await calls.purge_before(bench.write, time.time() - DAY, time.time())
             assert bench.engine is not None
             return counts, await calls.reclaim_space(bench.engine)
 

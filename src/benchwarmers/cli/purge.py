@@ -70,13 +70,13 @@ async def purge(
         except typer.Abort:
             raise fail("nothing purged (answer y, or pass --yes)") from None
     size = _size(bench)
-    with progress_bar(bar=False) as progress:
-        step = progress.add_task("emptying prompts and answers")
+    with progress_bar() as progress:
+        step = progress.add_task("emptying prompts and answers", total=found["panels"])
+        counts = await calls.purge_before(bench.write, cutoff, now, lambda done: progress.advance(step, done["panels"]))
         async with bench.write() as conn:
-            counts = await calls.purge_before(conn, cutoff, now)
             after = {"before": cutoff, **counts}
             await record_change(conn, actor=bench.actor, subject="data", name="calls", action="purge", after=after)
-        progress.update(step, description="reclaiming their space")
+        progress.update(step, description="reclaiming their space (VACUUM)", total=None)
         assert bench.engine is not None
         emptied = await calls.reclaim_space(bench.engine)
     rows: list[list[object]] = [[kind, counts[kind]] for kind in ("panels", "seats", "verdicts")]

@@ -28,12 +28,11 @@ async def apply_retention(bench: Bench) -> dict[str, int] | None:
         return None
     now = time.time()
     cutoff = now - days * DAY
-    async with bench.write() as conn:
-        counts = await calls.purge_before(conn, cutoff, now)
-        if counts["panels"]:
+    counts = await calls.purge_before(bench.write, cutoff, now)
+    if counts["panels"]:
+        async with bench.write() as conn:
             after = {"before": cutoff, "retention_days": days, **counts}
             await record_change(conn, actor=bench.actor, subject="data", name="calls", action="purge", after=after)
-    if counts["panels"]:
         assert bench.engine is not None
         await calls.reclaim_space(bench.engine)
         log.info("retention: purged %d panels older than %s days", counts["panels"], days)
