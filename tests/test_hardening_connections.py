@@ -232,3 +232,12 @@ def test_serve_on_a_busy_port_fails_at_once_with_one_line(tmp_path, monkeypatch)
         "program). Stop that, or choose another port with --bind or BENCH_BIND.\n"
     )
     assert not (tmp_path / "home").exists()
+
+
+def test_a_port_that_is_not_ascii_digits_is_refused_as_such(tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
+    result = CliRunner().invoke(cli, ["serve", "--bind", "127.0.0.1:²"])
+    assert (result.exit_code, result.stderr) == (
+        1,
+        "error: bind address '127.0.0.1:²' is not host[:port] with a port from 1 to 65535\n",
+    )

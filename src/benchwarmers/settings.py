@@ -121,7 +121,7 @@ def parse_bind(bind: str) -> tuple[str, int]:
         host, port = bind.split(":")
     else:
         host, port = bind, "8123"
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValueError(f"bind address {bind!r} is not host[:port] with a port from 1 to 65535")
     return host, int(port)
 
