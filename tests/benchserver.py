@@ -1,7 +1,7 @@
 """A real `benchwarmers` server on 127.0.0.1 for end-to-end tests, and set-up helpers.
 
 The server runs uvicorn in its own thread and event loop, exactly as `benchwarmers serve` builds
-it (`create_app(settings)`); tests talk to it over real HTTP. Set-up goes through a separate
+it (`create_app(settings)`, `uvicorn_config`); tests talk to it over real HTTP. Set-up goes through a separate
 `Bench` on the same database, as the CLI would (the server sees it via the changes log).
 """
 
@@ -19,6 +19,7 @@ import uvicorn
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.server.app import create_app
+from benchwarmers.server.listen import uvicorn_config
 from benchwarmers.settings import Settings
 
 T = TypeVar("T")
@@ -31,10 +32,13 @@ def free_port() -> int:
 
 
 class BenchServer:
-    def __init__(self, home: Path, **env: Any) -> None:
+    """`listen` passes options to `uvicorn_config` (shorter read deadlines, say)."""
+
+    def __init__(self, home: Path, *, listen: dict[str, Any] | None = None, **env: Any) -> None:
         self.port = free_port()
         self.settings = Settings(home=home, bind=f"127.0.0.1:{self.port}", **env)
         self.url = f"http://127.0.0.1:{self.port}"
+        self.listen = listen or {}
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -43,13 +47,8 @@ class BenchServer:
         return f"{self.url}/v1"
 
     def start(self) -> BenchServer:
-        config = uvicorn.Config(
-            create_app(self.settings),
-            host="127.0.0.1",
-            port=self.port,
-            log_level="warning",
-            lifespan="on",
-            timeout_graceful_shutdown=2,
+        config = uvicorn_config(
+            create_app(self.settings), self.settings, lifespan="on", timeout_graceful_shutdown=2, **self.listen
         )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="bench-server", daemon=True)

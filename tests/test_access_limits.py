@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
 from benchwarmers.errors import RateLimited
-from benchwarmers.server.body import TOO_LARGE
+from benchwarmers.server.body import BODY_CAP, TOO_LARGE
 from benchwarmers.server.ratelimit import RateLimits, async_storage_uri
 from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.test_gateway_panels import collection
@@ -224,11 +224,11 @@ def test_a_chunked_body_over_20_mb_is_413_while_it_is_read(bench_with_roster, fa
     assert fake.chat_requests == []
 
 
-def test_a_body_just_under_the_cap_is_read(bench_with_roster, fake):
+def test_a_body_at_the_cap_is_read(bench_with_roster, fake):
     collection(bench_with_roster, "solo", ["phi-4"], max_explorers=0)
     response = httpx2.post(
         f"{bench_with_roster.v1}/chat/completions",
-        content=_big_body(20 * MB - 1024),
+        content=_big_body(BODY_CAP),
         headers={"content-type": "application/json"},
         timeout=60,
     )

@@ -34,6 +34,7 @@ DEFAULTS = {
     "replay_window": 600.0,
     "endpoint_concurrency": 64,
     "failing_after": 5,
+    "retention_days": 0,
 }
 BOUNDS = {
     "max_explorers": (0, 20),
@@ -45,6 +46,7 @@ BOUNDS = {
     "replay_window": (60, 86400),
     "endpoint_concurrency": (1, 1024),
     "failing_after": (1, 100),
+    "retention_days": (0, 36500),
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
 CONCURRENCY_ZERO = "endpoint_concurrency must be a whole number from 1 to 1024 (got 0)"
@@ -124,7 +126,7 @@ def test_an_unknown_setting_is_refused_with_the_known_ones():
     error = refused(lambda: check({"colour": 1}))
     assert (error.message, error.param) == (
         "unknown gateway setting(s): colour; expected: max_explorers, max_calls, epsilon, seat_timeout, "
-        "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after",
+        "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, retention_days",
         "colour",
     )
 
@@ -157,7 +159,7 @@ def test_a_change_from_the_cli_round_trips(cli):
     assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
         0,
         "max_explorers 2, max_calls 5, epsilon 0.2, seat_timeout 120, decision_timeout 5, ping_interval 2.5, "
-        "replay_window 600, endpoint_concurrency 8, failing_after 5\n",
+        "replay_window 600, endpoint_concurrency 8, failing_after 5, retention_days 0\n",
     )
     code, out = cli("gateway", "show", "--json")
     assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})

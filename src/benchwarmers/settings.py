@@ -33,6 +33,7 @@ class Settings(BaseSettings):
     require_keys: bool = Field(default=False, validation_alias=_env("BENCHWARMERS_REQUIRE_KEYS"))
     public_url: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_PUBLIC_URL"))
     allowed_origins: str = Field(default="", validation_alias=_env("BENCH_ALLOWED_ORIGINS"))
+    trusted_proxies: str = Field(default="", validation_alias=_env("BENCHWARMERS_TRUSTED_PROXIES"))
     client: str = Field(default="builtin", validation_alias=_env("BENCH_CLIENT"))
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
@@ -67,6 +68,20 @@ class Settings(BaseSettings):
             raise ValueError("BENCH_CLIENT must be 'builtin' or 'llm'")
         return value
 
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, value: str) -> str:
+        for entry in (e.strip() for e in value.split(",")):
+            try:
+                if entry:
+                    ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"BENCHWARMERS_TRUSTED_PROXIES: {entry!r} is not an IP address or network "
+                    "(give your reverse proxy's address, e.g. 127.0.0.1 or 172.17.0.0/16)"
+                ) from None
+        return value
+
     # -- derived values -------------------------------------------------------------------
 
     def ensure_home(self) -> Path:
@@ -88,6 +103,11 @@ class Settings(BaseSettings):
         if self.public_url:
             found.add(origin_of(self.public_url))
         return frozenset(found)
+
+    @property
+    def trusted_proxy_list(self) -> tuple[str, ...]:
+        """The peers whose X-Forwarded-For is believed; none unless BENCHWARMERS_TRUSTED_PROXIES says."""
+        return tuple(e.strip() for e in self.trusted_proxies.split(",") if e.strip())
 
     @property
     def keys_required(self) -> bool:
@@ -122,7 +142,7 @@ def parse_bind(bind: str) -> tuple[str, int]:
         host, port = bind.split(":")
     else:
         host, port = bind, "8123"
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+    if not host or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536:
         raise ValueError(f"bind address {bind!r} is not host[:port] with a port from 1 to 65535")
     return host, int(port)
 

@@ -81,6 +81,10 @@ class GatewaySettings(BaseModel):
     failing_after: int = Field(
         5, ge=1, le=100, description="failed seats in a row that raise a failing alert for the model"
     )
+    # Privacy: 0 keeps everything; otherwise the server purges older prompts and answers daily.
+    retention_days: int = Field(
+        0, ge=0, le=36_500, description="days prompts and answers are kept (purged daily by the server); 0 keeps them"
+    )
 
 
 FIELDS: tuple[str, ...] = tuple(GatewaySettings.model_fields)

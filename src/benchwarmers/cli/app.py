@@ -15,6 +15,7 @@ from benchwarmers.cli import (
     keys,
     mcp,
     models,
+    purge,
     serve,
     shapes,
     verdicts,
@@ -31,6 +32,7 @@ app.command("serve")(serve.serve)
 app.command("ask")(ask.ask)
 app.command("verdict")(verdicts.verdict)
 app.command("export")(verdicts.export)
+app.command("purge")(purge.purge)
 app.command("leaderboard")(evidence.leaderboard)
 app.command("report")(evidence.report)
 app.add_typer(evidence.roles, name="role")

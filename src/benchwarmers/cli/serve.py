@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import errno
 
 import typer
 
@@ -16,6 +16,7 @@ def serve(
     """Serve the bench: OpenAI-compatible gateway, verdicts, API and dashboard."""
     import uvicorn
 
+    from benchwarmers.server import listen
     from benchwarmers.server.app import create_app
 
     settings = load_settings()
@@ -32,16 +33,32 @@ def serve(
             "$(python -c 'import secrets; print(secrets.token_urlsafe(32))')`) and create gateway keys, "
             "or bind to 127.0.0.1."
         )
+    try:
+        sockets = listen.bind(host, port)
+    except OSError as exc:
+        raise fail(bind_failure(host, port, exc)) from None
     settings.ensure_home()
-    console.print(f"Benchwarmers serving on http://{host}:{port}  (data in {settings.home})")
-    fast = importlib.util.find_spec("uvloop") is not None and importlib.util.find_spec("httptools") is not None
-    uvicorn.run(
-        create_app(settings),
-        host=host,
-        port=port,
-        log_level="warning",
-        access_log=False,
-        loop="uvloop" if fast else "asyncio",
-        http="httptools" if fast else "h11",
-        timeout_graceful_shutdown=5,
-    )
+    shown = f"[{host}]" if ":" in host else host
+    console.print(f"Benchwarmers serving on http://{shown}:{port}  (data in {settings.home})", markup=False)
+    server = uvicorn.Server(listen.uvicorn_config(create_app(settings), settings))
+    try:
+        server.run(sockets=sockets)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for sock in sockets:
+            sock.close()
+    if not server.started:
+        raise typer.Exit(3)  # uvicorn has logged why (the database could not be opened, say)
+
+
+def bind_failure(host: str, port: int, exc: OSError) -> str:
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    if exc.errno == errno.EADDRINUSE:
+        return (
+            f"cannot listen on {where}: the port is already in use (by another bench, or another program). "
+            "Stop that, or choose another port with --bind or BENCH_BIND."
+        )
+    if exc.errno == errno.EACCES:
+        return f"cannot listen on {where}: permission denied; choose a port above 1023 with --bind or BENCH_BIND."
+    return f"cannot listen on {where}: {exc.strerror or type(exc).__name__}; check the host in --bind or BENCH_BIND."

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 import typer
@@ -45,6 +47,14 @@ class ExportKind(StrEnum):
     evidence = "evidence"
 
 
+def _private(path: Path) -> BinaryIO:
+    """The export file, readable by its owner only (it holds prompts and answers), even if it existed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if os.name != "nt":
+        os.fchmod(fd, 0o600)
+    return os.fdopen(fd, "wb")
+
+
 @with_bench
 async def export(
     bench: Bench,
@@ -54,7 +64,7 @@ async def export(
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
     """Export the call log or the verdicts as JSON lines (images only as placeholders)."""
-    handle = output.open("wb") if output else sys.stdout.buffer
+    handle = _private(output) if output else sys.stdout.buffer
     count = 0
     try:
         async for line in bench.log.export(kind.value):

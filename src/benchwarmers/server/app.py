@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -11,6 +13,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.services import Bench
+from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.server import (
     api_admin,
@@ -24,7 +27,7 @@ from benchwarmers.server import (
     v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
-from benchwarmers.server.middleware import RequestIdMiddleware
+from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
 from benchwarmers.settings import Settings
 
@@ -38,9 +41,13 @@ def create_app(settings: Settings) -> FastAPI:
         await bench.open()
         app.state.bench = bench
         scheduler = CatalogScheduler(bench.state).start()  # the daily catalog refresh
+        retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
         try:
             yield
         finally:
+            retention.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await retention
             await scheduler.stop()
             await bench.close()
 
@@ -49,6 +56,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
+    app.add_middleware(UnreadBodyMiddleware)  # outermost: every early refusal reaches clients that write first
 
     @app.get("/healthz")
     async def healthz() -> Response:

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import logging
+import textwrap
+import traceback
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.responses import Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.errors import BenchError
 from benchwarmers.server.responses import json_response
@@ -65,19 +69,86 @@ def install(app: FastAPI) -> None:
             message = f"{request.method} is not allowed on {request.url.path}"
         return error_response(exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None))
 
-    @app.exception_handler(Exception)
-    async def unexpected(request: Request, exc: Exception) -> Response:
-        request_id = request.headers.get("x-request-id") or getattr(request.state, "request_id", "")
-        log.error(
-            "unhandled %s on %s %s (request %s)",
-            type(exc).__name__,
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(request: Request, _exc: ClientDisconnect) -> Response:
+        # An aborted upload is the client's choice, not our error: one line, and a reply no one reads.
+        log.info(
+            "client left while sending its request body: %s %s (request %s)",
             request.method,
             request.url.path,
-            request_id,
+            request_id_of(request.scope),
         )
-        return error_response(
-            500,
-            f"internal error ({type(exc).__name__}); the server log has request {request_id}",
-            type_="server_error",
-            code="internal_error",
-        )
+        return error_response(400, "the client closed the connection before its request body arrived")
+
+    # Only a failure outside our own middleware gets here (Starlette then re-raises it to uvicorn).
+    @app.exception_handler(Exception)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        return internal_error(request.scope, exc)
+
+    app.add_middleware(UnhandledErrors)  # added first: innermost, so CORS and the request id wrap its 500
+
+
+def request_id_of(scope: Scope) -> str:
+    return str(scope.get("state", {}).get("request_id", ""))
+
+
+def internal_error(scope: Scope, exc: BaseException) -> Response:
+    """Log one traceback without request content, and the 500 that cites it."""
+    request_id = request_id_of(scope)
+    log.error(
+        "unhandled %s on %s %s (request %s)\n%s",
+        type(exc).__name__,
+        scope.get("method"),
+        scope.get("path"),
+        request_id,
+        content_free_traceback(exc),
+    )
+    return error_response(
+        500,
+        f"internal error ({type(exc).__name__}) in the bench; the server log has its traceback under request "
+        f"{request_id}: please report it",
+        type_="server_error",
+        code="internal_error",
+        headers={"x-request-id": request_id},
+    )
+
+
+def content_free_traceback(exc: BaseException, _depth: int = 0) -> str:
+    """Frames and exception types, never an exception's message or arguments: those can carry the
+    request (a ValueError quoting a header, a database error with its statement's parameters)."""
+    parts: list[str] = []
+    earlier = exc.__cause__ if exc.__cause__ is not None else (None if exc.__suppress_context__ else exc.__context__)
+    if earlier is not None and _depth < 5:
+        parts += [content_free_traceback(earlier, _depth + 1), "\n\nwhich led to:\n\n"]
+    parts += ["Traceback (most recent call last):\n", *traceback.format_tb(exc.__traceback__)]
+    parts.append(f"{type(exc).__module__}.{type(exc).__qualname__} (message withheld: it may quote the request)\n")
+    if isinstance(exc, BaseExceptionGroup) and _depth < 5:
+        for inner in exc.exceptions[:5]:
+            parts.append(textwrap.indent(content_free_traceback(inner, _depth + 1), "  | ") + "\n")
+    return "".join(parts).rstrip("\n")
+
+
+class UnhandledErrors:
+    """An exception no handler took becomes our 500, and is not passed on: the server would log it
+    again with its message. Once a reply has started, it can only be logged (the connection closes)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except Exception as exc:
+            response = internal_error(scope, exc)
+            if not started:
+                await response(scope, receive, send)

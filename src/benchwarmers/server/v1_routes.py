@@ -15,7 +15,7 @@ from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.records import Collection
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.server.auth import caller_for
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.body import parse_json_object, read_body, whole_number
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.sse import PING, stream_chunks
 
@@ -79,8 +79,8 @@ async def chat_completions(request: Request) -> Response:
     body, body_hash = parse_json_object(raw), request_hash(raw)
     del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
     idempotency_key = request.headers.get("idempotency-key") or None
-    retry = request.headers.get("x-stainless-retry-count", "0")
-    if idempotency_key or (retry.isdigit() and int(retry) > 0):
+    retried = whole_number(request.headers.get("x-stainless-retry-count"))  # not a whole number: no retry
+    if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
             return _answer(recorded, bool(body.get("stream")), _include_usage(body))

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from sqlalchemy import and_, bindparam, func, select
+from sqlalchemy import Select, and_, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, PublicVerdict, Replay, SeatRow
-from benchwarmers.store.schema import panels, seats, verdicts
+from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
 
@@ -244,3 +245,134 @@ async def iter_verdicts(conn: AsyncConnection) -> AsyncIterator[dict]:
     )
     for row in await conn.execute(query):
         yield dict(row._mapping)
+
+
+# -- retention: forgetting old prompts and answers ------------------------------------------------
+
+PURGED_CLAIM = "[purged]"
+LAST_ERROR = "; last error: "  # how a "failing" alert quotes the model's last error
+PURGE_BATCH = 500  # panels a transaction: about 0.1 s of write lock each, measured on 100,000 seats
+
+
+def _unpurged_before(cutoff: float) -> Select:
+    """Panels older than `cutoff` whose prompt is still stored (a purged panel's request_hash is '')."""
+    return select(panels.c.id).where(and_(panels.c.created_at < cutoff, panels.c.request_hash != ""))
+
+
+async def purgeable(conn: AsyncConnection, cutoff: float) -> dict[str, int]:
+    """How many panels, seats and verdicts `purge_before(cutoff)` would empty."""
+    old = _unpurged_before(cutoff)
+    judged = select(func.count()).select_from(verdicts.join(seats, seats.c.call == verdicts.c.call))
+    return {
+        "panels": int(await conn.scalar(select(func.count()).select_from(old.subquery())) or 0),
+        "seats": int(await conn.scalar(select(func.count()).where(seats.c.panel_id.in_(old))) or 0),
+        "verdicts": int(await conn.scalar(judged.where(seats.c.panel_id.in_(old))) or 0),
+    }
+
+
+async def purge_before(
+    write: Callable[[], AbstractAsyncContextManager[AsyncConnection]],
+    cutoff: float,
+    now: float,
+    progress: Callable[[dict[str, int]], None] | None = None,
+) -> dict[str, int]:
+    """Empty what panels older than `cutoff` said, keeping what the evidence is computed from;
+    how many panels, seats and verdicts were emptied.
+
+    Gone: the request (prompt, options, tools), the recorded reply, the request hash and
+    idempotency key, the panel's note; each seat's answer and error text; each verdict's note and
+    the text of its claims. Error text kept elsewhere goes too once as old: a model's last error
+    (unless it failed again since the cutoff) and the last error quoted by a "failing" alert.
+    Kept: panel ids, times, collection, shape, caller, skipped seats; each seat's alias,
+    endpoint, shape, status, error kind, seconds and usage; each verdict's usefulness, judge,
+    time, and how many claims were real and false (a claim becomes PURGED_CLAIM), which is all
+    the leaderboard and the pairwise strengths read.
+
+    `write()` opens one transaction; each takes PURGE_BATCH panels, oldest first, so that a
+    server recording panels meanwhile waits a moment at most. `progress` hears each batch's counts.
+    """
+    total = dict.fromkeys(("panels", "seats", "verdicts"), 0)
+    while True:
+        async with write() as conn:
+            counts = await _purge_batch(conn, cutoff, now)
+            if counts["panels"] < PURGE_BATCH:
+                await _forget_old_errors(conn, cutoff)
+        total = {kind: total[kind] + counts[kind] for kind in total}
+        if progress is not None:
+            progress(counts)
+        if counts["panels"] < PURGE_BATCH:
+            return total
+
+
+async def _purge_batch(conn: AsyncConnection, cutoff: float, now: float) -> dict[str, int]:
+    ids = list(await conn.scalars(_unpurged_before(cutoff).order_by(panels.c.created_at).limit(PURGE_BATCH)))
+    if not ids:
+        return dict.fromkeys(("panels", "seats", "verdicts"), 0)
+    judged = (
+        select(verdicts.c.id, verdicts.c.real, verdicts.c["false"])
+        .join(seats, seats.c.call == verdicts.c.call)
+        .where(seats.c.panel_id.in_(ids))
+    )
+    placeholders = [
+        {
+            "verdict_id": vid,
+            "real_claims": [PURGED_CLAIM] * len(real or []),
+            "false_claims": [PURGED_CLAIM] * len(false or []),
+        }
+        for vid, real, false in await conn.execute(judged)
+    ]
+    if placeholders:
+        await conn.execute(
+            verdicts.update()
+            .where(verdicts.c.id == bindparam("verdict_id"))
+            .values(
+                {
+                    verdicts.c.note: "",
+                    verdicts.c.real: bindparam("real_claims", type_=verdicts.c.real.type),
+                    verdicts.c["false"]: bindparam("false_claims", type_=verdicts.c["false"].type),
+                }
+            ),
+            placeholders,
+        )
+    emptied = await conn.execute(seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error=""))
+    await conn.execute(
+        panels.update()
+        .where(panels.c.id.in_(ids))
+        .values(request={"purged_at": now}, response=None, request_hash="", idempotency_key=None, note=None)
+    )
+    return {"panels": len(ids), "seats": emptied.rowcount, "verdicts": len(placeholders)}
+
+
+async def _forget_old_errors(conn: AsyncConnection, cutoff: float) -> None:
+    """A model's last error unless it failed since the cutoff; the error an older "failing" alert quotes."""
+    failed_since = select(seats.c.alias).where(and_(seats.c.status == "error", seats.c.created_at >= cutoff))
+    await conn.execute(
+        models.update()
+        .where(and_(models.c.last_error.is_not(None), models.c.alias.not_in(failed_since)))
+        .values(last_error=None)
+    )
+    quoted = select(alerts.c.id, alerts.c.message).where(
+        and_(alerts.c.kind == "failing", alerts.c.created_at < cutoff, alerts.c.message.contains(LAST_ERROR))
+    )
+    for alert_id, message in (await conn.execute(quoted)).all():
+        cut = message.split(LAST_ERROR)[0] + LAST_ERROR + PURGED_CLAIM
+        if cut != message:
+            await conn.execute(alerts.update().where(alerts.c.id == alert_id).values(message=cut))
+
+
+async def reclaim_space(engine: AsyncEngine) -> bool:
+    """Rewrite the database so emptied rows are gone from its files, not only from queries.
+
+    SQLite: VACUUM rebuilds the file, then a TRUNCATE checkpoint empties the write-ahead log (which
+    can hold old pages too). False when a reader kept the log from being emptied. PostgreSQL:
+    VACUUM FULL rewrites the three tables (its own WAL and any backups are beyond reach here).
+    Either briefly holds the database's write lock.
+    """
+    async with engine.connect() as conn:
+        conn = await conn.execution_options(isolation_level="AUTOCOMMIT")  # neither runs in a transaction
+        if engine.dialect.name != "sqlite":
+            await conn.exec_driver_sql("VACUUM FULL panels, seats, verdicts")
+            return True
+        await conn.exec_driver_sql("VACUUM")
+        busy = (await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()[0]  # (busy, pages, done)
+        return not busy
