@@ -21,6 +21,7 @@ from benchwarmers.server import (
     errors,
     gateway_routes,
     login,
+    openapi,
     pages,
 )
 from benchwarmers.server.cors import CorsMiddleware
@@ -47,6 +48,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     errors.install(app)
+    openapi.install(app)
 
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
@@ -64,7 +66,7 @@ def create_app(settings: Settings) -> FastAPI:
             return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
         return json_response({"status": "ready", "database": "ok"})
 
-    # Open: /healthz, /readyz, /login, /logout, /static and /openapi.json. Every other route is on a
+    # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
     # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
     app.include_router(gateway_routes.router)
     app.include_router(bench_routes.router)

@@ -13,10 +13,13 @@ read, and a huge body is refused while it arrives, never parsed), then checked a
 
 from __future__ import annotations
 
-from typing import Annotated, Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any, Generic, TypeVar
 
 from fastapi import APIRouter, Depends
+from fastapi.dependencies.models import Dependant
 from fastapi.responses import HTMLResponse
+from fastapi.routing import APIRoute, RouteContext
 from pydantic import BaseModel, ValidationError
 from starlette.requests import Request
 
@@ -72,3 +75,31 @@ class JsonBody(Generic[M]):
             return self.model.model_validate(data)
         except ValidationError as exc:
             raise body_refusal(self.model, exc) from None
+
+
+# -- what the OpenAPI document reads off a route ----------------------------------------------------------
+
+
+def _dependencies(dependant: Dependant) -> Iterator[Dependant]:
+    for dependency in dependant.dependencies:
+        yield dependency
+        yield from _dependencies(dependency)
+
+
+def _calls(route: APIRoute | RouteContext) -> list[Callable[..., Any] | None]:
+    return [dependency.call for dependency in _dependencies(route.dependant)]
+
+
+def guard_of(route: APIRoute | RouteContext) -> str | None:
+    """`admin` or `gateway`: the guard a route runs, if any."""
+    calls = _calls(route)
+    if admin_for in calls:
+        return "admin"
+    if caller_for in calls:
+        return "gateway"
+    return None
+
+
+def body_of(route: APIRoute | RouteContext) -> JsonBody[Any] | None:
+    """The route's `JsonBody`, if it reads one."""
+    return next((call for call in _calls(route) if isinstance(call, JsonBody)), None)
