@@ -25,6 +25,7 @@ from benchwarmers.server.gateway_routes import together
 from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import (
+    Body,
     CollectionCreate,
     CollectionReplace,
     DecisionModelCreate,
@@ -126,7 +127,7 @@ def _text(value: str | None) -> str | None:
 async def create_endpoint(
     actor: Admin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
 ) -> Response:
-    given = {field: _text(getattr(body, field)) for field in ("base_url", "kind", "api_key_env", "api_key")}
+    given: dict[str, Any] = {f: _text(getattr(body, f)) for f in ("base_url", "kind", "api_key_env", "api_key")}
     free_tier = body.free_tier
     preset = _text(body.preset)
     if preset:
@@ -167,9 +168,7 @@ async def get_settings(bench: BenchDep) -> Response:
 
 
 @router.put("/api/settings")
-async def put_settings(
-    actor: Admin, bench: BenchDep, body: Annotated[GatewaySettingsBody, _body(GatewaySettingsBody)]
-) -> Response:
+async def put_settings(actor: Admin, bench: BenchDep, body: Annotated[Body, _body(GatewaySettingsBody)]) -> Response:
     values = body.model_dump(exclude_unset=True)
     return json_response(await bench.gateway_settings.set_gateway(actor=actor, **values))
 

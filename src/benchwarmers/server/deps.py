@@ -49,7 +49,9 @@ def admin_router() -> APIRouter:
 
 def pages_router() -> APIRouter:
     """The dashboard's pages: without a session (when an admin token is set) a 303 to /login."""
-    login = {303: {"description": "To /login, when BENCHWARMERS_ADMIN_TOKEN is set and there is no session."}}
+    login: dict[int | str, dict[str, Any]] = {
+        303: {"description": "To /login, when BENCHWARMERS_ADMIN_TOKEN is set and there is no session."}
+    }
     return APIRouter(
         dependencies=[Depends(admin_for)],
         default_response_class=HTMLResponse,

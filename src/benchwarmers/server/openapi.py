@@ -108,9 +108,9 @@ def document(app: FastAPI) -> dict[str, Any]:
     for route in iter_route_contexts(app.routes):  # included routers' routes, as they are served
         if not isinstance(route.original_route, APIRoute) or not route.include_in_schema:
             continue
-        body, guard = body_of(route), guard_of(route)
-        operations = doc["paths"].get(route.path_format, {})
-        for method in sorted(m.lower() for m in route.methods):
+        body, guard, path = body_of(route), guard_of(route), route.path_format or ""
+        operations = doc["paths"].get(path, {})
+        for method in sorted(m.lower() for m in route.methods or ()):
             operation = operations.get(method)
             if operation is None:
                 continue
@@ -118,7 +118,7 @@ def document(app: FastAPI) -> dict[str, Any]:
             if body is not None:
                 models[body.model.__name__] = body.model
                 operation["requestBody"] = _json_body(body.model)
-            for part, value in BY_HAND.get((route.path_format, method), {}).items():
+            for part, value in BY_HAND.get((path, method), {}).items():
                 if part == "responses":
                     operation["responses"].update({str(status): response for status, response in value.items()})
                 else:
@@ -132,7 +132,7 @@ def document(app: FastAPI) -> dict[str, Any]:
                 _add_missing(operation, 404)
             _add_missing(operation, 500)
             if guard is not None:
-                operation["security"] = security(guard, route.path_format)
+                operation["security"] = security(guard, path)
             operation["responses"] = dict(sorted(operation["responses"].items()))
     _, definitions = models_json_schema([(m, "validation") for m in models.values()], ref_template=REF)
     components = doc.setdefault("components", {})

@@ -162,10 +162,11 @@ async def discover_page(
     q: Annotated[str | None, Blank, Query(description="Only models whose id or name has this text.")] = None,
     page: Annotated[int, Query(ge=1, description=f"Which page of {DISCOVER_PAGE} models.")] = 1,
 ) -> Response:
-    filters = {"free": free, "vision": vision, "min_context": min_context, "q": (q or "").strip()}
+    text = (q or "").strip()
+    filters = {"free": free, "vision": vision, "min_context": min_context, "q": text}
     found = await bench_discover.discover(bench.state, free=free, vision=vision, min_context=min_context)
-    if filters["q"]:
-        needle = filters["q"].lower()
+    if text:
+        needle = text.lower()
         found = [f for f in found if needle in f["id"].lower() or needle in (f["name"] or "").lower()]
     pages = max(1, math.ceil(len(found) / DISCOVER_PAGE))
     number = min(page, pages)
