@@ -7,11 +7,12 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from starlette.responses import Response
 
 from benchwarmers.server import app as server_app
-from benchwarmers.server.auth import SESSION_SECONDS, admin_for, new_session, session_valid
+from benchwarmers.server.auth import SESSION_SECONDS, new_session, session_valid
+from benchwarmers.server.deps import Admin, pages_router
 from benchwarmers.server.login import safe_next
 from benchwarmers.store.changes import list_changes
 from tests import benchserver
@@ -24,11 +25,13 @@ PAGE = "/_test/page"
 def with_test_page(settings):
     """The real app plus one page guarded the way every dashboard page is."""
     app: FastAPI = server_app.create_app(settings)
+    router = pages_router()
 
-    @app.get(PAGE)
-    async def page(request: Request) -> Response:
-        return Response(f"hello {await admin_for(request)}", media_type="text/plain")
+    @router.get(PAGE)
+    async def page(actor: Admin) -> Response:
+        return Response(f"hello {actor}", media_type="text/plain")
 
+    app.include_router(router)
     return app
 
 

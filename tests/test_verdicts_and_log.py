@@ -86,9 +86,9 @@ def test_verdict_refusals(bench_with_roster):
     }
     malformed = verdict(bench_with_roster, {"call": "x", "useful": "yes"})
     assert malformed.status_code == 400
-    assert malformed.json()["error"]["message"] == "verdict needs useful: true or false"
+    assert malformed.json()["error"]["message"] == "useful must be true or false"
     claims = verdict(bench_with_roster, {"call": "x", "useful": True, "real": "one"})
-    assert claims.json()["error"]["message"] == "real must be a list of claims (strings)"
+    assert claims.json()["error"]["message"] == "real must be a list of strings"
     missing_panel = httpx2.get(f"{bench_with_roster.url}/bench/panels/p-none")
     assert missing_panel.status_code == 404
 

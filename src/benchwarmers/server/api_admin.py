@@ -1,62 +1,55 @@
 """`/api/...`: the dashboard's JSON admin API over the same core the CLI uses.
 
-Every route is guarded by `admin_for` and writes the admin's name into the changes log. Bodies
-are JSON objects; unknown fields are refused rather than ignored, so a typo is never a silent
-no-op. Errors are BenchErrors (the one handler in `server/errors.py` renders them).
+Every route is guarded by the router (`admin_router()`: the admin token when one is set) and
+writes the admin's name into the changes log. Bodies are typed (`server/schemas.py`) and read
+within a cap; unknown fields are refused rather than ignored, so a typo is never a silent no-op.
+Errors are BenchErrors (the one handler in `server/errors.py` renders them).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Depends, Path, Query
 from starlette.responses import Response
 
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
-from benchwarmers.bench.admin.gateway_settings import GATEWAY_DEFAULTS
 from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.server.auth import admin_for
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
+from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.schemas import (
+    Body,
+    CollectionCreate,
+    CollectionReplace,
+    DecisionModelCreate,
+    DiscoverAdd,
+    EndpointCreate,
+    GatewaySettingsBody,
+    ModelPatch,
+    ShapeBody,
+    error_responses,
+)
 from benchwarmers.server.v1_routes import together
 
-router = APIRouter()
+router = admin_router()
 
 BODY_CAP = 256 * 1024
-COLLECTION_FIELDS = frozenset(
-    {"name", "description", "tags", "members", "shape", "reply", "merger", "max_explorers", "max_calls"}
-)
-MODEL_FIELDS = {"context": int, "output": int, "vision": bool, "family": str, "free": bool, "enabled": bool}
-ENDPOINT_FIELDS = frozenset({"name", "base_url", "kind", "api_key_env", "api_key", "free_tier", "preset"})
 
 
-async def _body(request: Request, allowed: frozenset[str] | set[str]) -> dict[str, Any]:
-    data = parse_json_object(await read_body(request, cap=BODY_CAP))
-    unknown = set(data) - set(allowed)
-    if unknown:
-        raise InvalidRequest(
-            f"unknown field(s): {', '.join(sorted(unknown))}; expected: {', '.join(sorted(allowed))}",
-            param=sorted(unknown)[0],
-        )
-    return data
-
-
-def _flag(request: Request, name: str) -> bool:
-    return request.query_params.get(name) in ("1", "true", "yes", "on")
-
-
-def _bench(request: Request) -> Any:
-    return request.app.state.bench
+def _body(model: type[Any]) -> Any:
+    return Depends(JsonBody(model, BODY_CAP))
 
 
 # -- collections ------------------------------------------------------------------------------------
 
 
-async def collection_views(bench: Any) -> list[dict[str, Any]]:
+async def collection_views(bench: Bench) -> list[dict[str, Any]]:
     """Each collection with what the gateway makes of it: explorer seats and combined window."""
     snapshot = await bench.state.snapshot()
     return [
@@ -66,32 +59,31 @@ async def collection_views(bench: Any) -> list[dict[str, Any]]:
 
 
 @router.get("/api/collections")
-async def get_collections(request: Request) -> Response:
-    await admin_for(request)
-    return json_response({"object": "list", "data": await collection_views(_bench(request))})
+async def get_collections(bench: BenchDep) -> Response:
+    return json_response({"object": "list", "data": await collection_views(bench)})
 
 
-@router.post("/api/collections")
-async def create_collection(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, COLLECTION_FIELDS)
-    return json_response(await _bench(request).collections.add_collection(data, actor=actor), status=201)
+@router.post("/api/collections", status_code=201, responses=error_responses(409))
+async def create_collection(
+    actor: Admin, bench: BenchDep, body: Annotated[CollectionCreate, _body(CollectionCreate)]
+) -> Response:
+    made = await bench.collections.add_collection(body.model_dump(exclude_unset=True), actor=actor)
+    return json_response(made, status=201)
 
 
 @router.put("/api/collections/{name}")
-async def replace_collection(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, COLLECTION_FIELDS)
-    if data.get("name", name) != name:
+async def replace_collection(
+    name: str, actor: Admin, bench: BenchDep, body: Annotated[CollectionReplace, _body(CollectionReplace)]
+) -> Response:
+    data = body.model_dump(exclude_unset=True)
+    if data.pop("name", name) != name:
         raise InvalidRequest("a collection cannot be renamed: create one under the new name", param="name")
-    data.pop("name", None)
-    return json_response(await _bench(request).collections.edit_collection(name, data, actor=actor, replace=True))
+    return json_response(await bench.collections.edit_collection(name, data, actor=actor, replace=True))
 
 
 @router.delete("/api/collections/{name}")
-async def delete_collection(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    await _bench(request).collections.remove_collection(name, actor=actor)
+async def delete_collection(name: str, actor: Admin, bench: BenchDep) -> Response:
+    await bench.collections.remove_collection(name, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 
@@ -99,80 +91,52 @@ async def delete_collection(name: str, request: Request) -> Response:
 
 
 @router.get("/api/models")
-async def get_models(request: Request) -> Response:
-    await admin_for(request)
-    return json_response({"object": "list", "data": await _bench(request).models.list_models()})
+async def get_models(bench: BenchDep) -> Response:
+    return json_response({"object": "list", "data": await bench.models.list_models()})
 
 
 @router.get("/api/models/{alias:path}")
-async def get_model(alias: str, request: Request) -> Response:
-    await admin_for(request)
-    return json_response(await _bench(request).models.model(alias))
-
-
-def model_changes(data: dict[str, Any]) -> dict[str, Any]:
-    """The popup's fields, typed: null leaves a fact as it is."""
-    changes: dict[str, Any] = {}
-    for field, kind in MODEL_FIELDS.items():
-        value = data.get(field)
-        if value is None:
-            continue
-        if kind is int and (isinstance(value, bool) or not isinstance(value, int) or value <= 0):
-            raise InvalidRequest(f"{field} must be a positive whole number of tokens", param=field)
-        if kind is bool and not isinstance(value, bool):
-            raise InvalidRequest(f"{field} must be true or false", param=field)
-        if kind is str:
-            if not isinstance(value, str) or not value.strip() or len(value) > 64:
-                raise InvalidRequest(f"{field} must be a name of 1 to 64 characters", param=field)
-            value = value.strip()
-        changes[field] = value
-    if not changes:
-        raise InvalidRequest(f"nothing to change: give any of {', '.join(MODEL_FIELDS)}")
-    return changes
+async def get_model(alias: str, bench: BenchDep) -> Response:
+    return json_response(await bench.models.model(alias))
 
 
 @router.patch("/api/models/{alias:path}")
-async def patch_model(alias: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    changes = model_changes(await _body(request, set(MODEL_FIELDS)))
-    return json_response(await _bench(request).models.set_model(alias, actor=actor, **changes))
+async def patch_model(
+    alias: str, actor: Admin, bench: BenchDep, body: Annotated[ModelPatch, _body(ModelPatch)]
+) -> Response:
+    changes = body.model_dump(exclude_none=True)  # null leaves a fact as it is
+    if not changes:
+        raise InvalidRequest(f"nothing to change: give any of {', '.join(ModelPatch.model_fields)}")
+    return json_response(await bench.models.set_model(alias, actor=actor, **changes))
 
 
 # -- endpoints ------------------------------------------------------------------------------------
 
 
 @router.get("/api/endpoints")
-async def get_endpoints(request: Request) -> Response:
-    await admin_for(request)
-    return json_response({"object": "list", "data": await _bench(request).endpoints.list_endpoints()})
+async def get_endpoints(bench: BenchDep) -> Response:
+    return json_response({"object": "list", "data": await bench.endpoints.list_endpoints()})
 
 
-def _optional_text(data: dict[str, Any], field: str) -> str | None:
-    value = data.get(field)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if not isinstance(value, str):
-        raise InvalidRequest(f"{field} must be a string", param=field)
-    return value.strip()
+def _text(value: str | None) -> str | None:
+    """A form's field: blank is as if left out."""
+    return (value.strip() or None) if value is not None else None
 
 
-@router.post("/api/endpoints")
-async def create_endpoint(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, ENDPOINT_FIELDS)
-    name = _optional_text(data, "name") or ""
-    given = {field: _optional_text(data, field) for field in ("base_url", "kind", "api_key_env", "api_key")}
-    free_tier = data.get("free_tier")
-    if free_tier is not None and not isinstance(free_tier, bool):
-        raise InvalidRequest("free_tier must be true or false", param="free_tier")
-    preset = _optional_text(data, "preset")
+@router.post("/api/endpoints", status_code=201, responses=error_responses(409))
+async def create_endpoint(
+    actor: Admin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
+) -> Response:
+    given: dict[str, Any] = {f: _text(getattr(body, f)) for f in ("base_url", "kind", "api_key_env", "api_key")}
+    free_tier = body.free_tier
+    preset = _text(body.preset)
     if preset:
         given = {**given, **endpoint_options(preset, **given, free_tier=free_tier)}
         free_tier = given.pop("free_tier")
     elif not given["base_url"]:
         raise InvalidRequest("give a base URL, or pick a preset", param="base_url")
-    endpoint = await _bench(request).endpoints.add_endpoint(
-        name,
+    endpoint = await bench.endpoints.add_endpoint(
+        _text(body.name) or "",
         given["base_url"] or "",
         given["kind"] or "openai",
         api_key_env=given["api_key_env"],
@@ -184,16 +148,14 @@ async def create_endpoint(request: Request) -> Response:
 
 
 @router.delete("/api/endpoints/{name}")
-async def delete_endpoint(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    await _bench(request).endpoints.remove_endpoint(name, actor=actor)
+async def delete_endpoint(name: str, actor: Admin, bench: BenchDep) -> Response:
+    await bench.endpoints.remove_endpoint(name, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 
-@router.post("/api/endpoints/{name}/refresh")
-async def refresh_endpoint(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    summary = await _bench(request).endpoints.refresh_endpoint(name, actor=actor)
+@router.post("/api/endpoints/{name}/refresh", responses=error_responses(502))
+async def refresh_endpoint(name: str, actor: Admin, bench: BenchDep) -> Response:
+    summary = await bench.endpoints.refresh_endpoint(name, actor=actor)
     return json_response({"name": name, **summary})
 
 
@@ -201,131 +163,96 @@ async def refresh_endpoint(name: str, request: Request) -> Response:
 
 
 @router.get("/api/settings")
-async def get_settings(request: Request) -> Response:
-    await admin_for(request)
-    return json_response((await _bench(request).state.snapshot()).gateway)
+async def get_settings(bench: BenchDep) -> Response:
+    return json_response((await bench.state.snapshot()).gateway)
 
 
 @router.put("/api/settings")
-async def put_settings(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, set(GATEWAY_DEFAULTS))
-    return json_response(await _bench(request).gateway_settings.set_gateway(actor=actor, **data))
+async def put_settings(actor: Admin, bench: BenchDep, body: Annotated[Body, _body(GatewaySettingsBody)]) -> Response:
+    values = body.model_dump(exclude_unset=True)
+    return json_response(await bench.gateway_settings.set_gateway(actor=actor, **values))
 
 
 @router.get("/api/shapes")
-async def get_shapes(request: Request) -> Response:
-    await admin_for(request)
-    return json_response((await _bench(request).state.snapshot()).shapes)
+async def get_shapes(bench: BenchDep) -> Response:
+    return json_response((await bench.state.snapshot()).shapes)
 
 
 @router.put("/api/shapes/{name}")
-async def put_shape(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, {"description"})
-    description = data.get("description")
-    if not isinstance(description, str):
-        raise InvalidRequest("a shape needs a description: decision models choose by it", param="description")
-    return json_response(await _bench(request).shapes.set_shape(name, description, actor=actor))
+async def put_shape(name: str, actor: Admin, bench: BenchDep, body: Annotated[ShapeBody, _body(ShapeBody)]) -> Response:
+    return json_response(await bench.shapes.set_shape(name, body.description, actor=actor))
 
 
 @router.delete("/api/shapes/{name}")
-async def delete_shape(name: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    return json_response(await _bench(request).shapes.remove_shape(name, actor=actor))
+async def delete_shape(name: str, actor: Admin, bench: BenchDep) -> Response:
+    return json_response(await bench.shapes.remove_shape(name, actor=actor))
 
 
 @router.get("/api/decision-models")
-async def get_decision_models(request: Request) -> Response:
-    await admin_for(request)
-    return json_response({"object": "list", "data": (await _bench(request).state.snapshot()).decision_models})
+async def get_decision_models(bench: BenchDep) -> Response:
+    return json_response({"object": "list", "data": (await bench.state.snapshot()).decision_models})
 
 
-@router.post("/api/decision-models")
-async def create_decision_model(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, {"alias", "kind"})
-    alias, kind = data.get("alias"), data.get("kind") or "chat"
-    if not isinstance(alias, str) or not alias:
-        raise InvalidRequest("alias: the roster model that will label shapes", param="alias")
-    if not isinstance(kind, str):
-        raise InvalidRequest("kind must be chat or choice", param="kind")
-    row = await _bench(request).shapes.add_decision_model(alias, kind, actor=actor)
+@router.post("/api/decision-models", status_code=201, responses=error_responses(409, 502))
+async def create_decision_model(
+    actor: Admin, bench: BenchDep, body: Annotated[DecisionModelCreate, _body(DecisionModelCreate)]
+) -> Response:
+    row = await bench.shapes.add_decision_model(body.alias, body.kind or "chat", actor=actor)
     return json_response(row, status=201)
 
 
 @router.delete("/api/decision-models/{alias:path}")
-async def delete_decision_model(alias: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    await _bench(request).shapes.remove_decision_model(alias, actor=actor)
+async def delete_decision_model(alias: str, actor: Admin, bench: BenchDep) -> Response:
+    await bench.shapes.remove_decision_model(alias, actor=actor)
     return json_response({"alias": alias, "deleted": True})
 
 
 # -- the changes log, alerts, discover ------------------------------------------------------------
 
 
-def _limit(raw: str | None, default: int, top: int) -> int:
-    if raw is None:
-        return default
-    if not raw.isdigit() or not 1 <= int(raw) <= top:
-        raise InvalidRequest(f"limit must be a whole number from 1 to {top}", param="limit")
-    return int(raw)
-
-
 @router.get("/api/changes")
-async def get_changes(request: Request) -> Response:
-    await admin_for(request)
-    params = request.query_params
-    rows = await list_changes(
-        _bench(request).state, limit=_limit(params.get("limit"), 100, 1000), subject=params.get("subject")
-    )
+async def get_changes(
+    bench: BenchDep,
+    limit: Annotated[int, Query(ge=1, le=1000, description="How many changes, newest first.")] = 100,
+    subject: Annotated[
+        str | None, Blank, Query(description="Only changes to this kind of thing, e.g. collection.")
+    ] = None,
+) -> Response:
+    rows = await list_changes(bench.state, limit=limit, subject=subject)
     # Plain str keys: SQLAlchemy names some columns with a str subclass orjson will not take as a key.
     return json_response({"object": "list", "data": [{str(k): v for k, v in row.items()} for row in rows]})
 
 
 @router.get("/api/alerts")
-async def get_alerts(request: Request) -> Response:
-    await admin_for(request)
-    found = await bench_alerts.list_alerts(_bench(request).state, include_acknowledged=_flag(request, "all"))
+async def get_alerts(
+    bench: BenchDep, everything: Annotated[Flag, flag("Acknowledged alerts too.", alias="all")] = False
+) -> Response:
+    found = await bench_alerts.list_alerts(bench.state, include_acknowledged=everything)
     return json_response({"object": "list", "data": found})
 
 
 @router.post("/api/alerts/{alert_id}/ack")
-async def acknowledge_alert(alert_id: str, request: Request) -> Response:
-    actor = await admin_for(request)
-    if not alert_id.isdigit():
-        raise InvalidRequest(f"alert id {alert_id!r} is not a number", param="id")
-    return json_response(await bench_alerts.acknowledge(_bench(request).state, int(alert_id), actor=actor))
-
-
-def min_window(raw: str | None) -> int | None:
-    if not raw:
-        return None
-    if not raw.isdigit():
-        raise InvalidRequest("min_context must be a whole number of tokens", param="min_context")
-    return int(raw)
+async def acknowledge_alert(
+    alert_id: Annotated[int, Path(description="The alert's id, from GET /api/alerts.")], actor: Admin, bench: BenchDep
+) -> Response:
+    return json_response(await bench_alerts.acknowledge(bench.state, alert_id, actor=actor))
 
 
 @router.get("/api/discover")
-async def get_discover(request: Request) -> Response:
-    await admin_for(request)
-    params = request.query_params
+async def get_discover(
+    bench: BenchDep,
+    free: Annotated[Flag, flag("Only models that cost nothing.")] = False,
+    vision: Annotated[Flag, flag("Only models that take images.")] = False,
+    min_context: MinWindow = None,
+    provider: Annotated[str | None, Blank, Query(description="Only this provider's models.")] = None,
+    limit: Annotated[int, Query(ge=1, le=10_000, description="How many models at most.")] = 200,
+) -> Response:
     found = await bench_discover.discover(
-        _bench(request).state,
-        free=_flag(request, "free"),
-        vision=_flag(request, "vision"),
-        min_context=min_window(params.get("min_context")),
-        provider=params.get("provider") or None,
-        limit=_limit(params.get("limit"), 200, 10_000),
+        bench.state, free=free, vision=vision, min_context=min_context, provider=provider, limit=limit
     )
     return json_response({"object": "list", "data": found})
 
 
-@router.post("/api/discover")
-async def add_discovered(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = await _body(request, {"model"})
-    model = data.get("model")
-    if not isinstance(model, str):
-        raise InvalidRequest("model: PROVIDER/MODEL as the discover list gives it", param="model")
-    return json_response(await bench_discover.add(_bench(request).state, model, actor=actor), status=201)
+@router.post("/api/discover", status_code=201, responses=error_responses(409))
+async def add_discovered(actor: Admin, bench: BenchDep, body: Annotated[DiscoverAdd, _body(DiscoverAdd)]) -> Response:
+    return json_response(await bench_discover.add(bench.state, body.model, actor=actor), status=201)

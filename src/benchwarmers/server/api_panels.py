@@ -14,42 +14,24 @@ to `/api/verdicts`, guarded like every admin route, and the verdict's caller is 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import Depends, Query
 from starlette.responses import Response
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.records import ListedPanel, LoggedSeat
-from benchwarmers.errors import InvalidRequest
-from benchwarmers.server.auth import admin_for
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
+from benchwarmers.server.params import Before
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.schemas import VerdictBody
 
-router = APIRouter()
+router = admin_router()
 
 PAGE = 20
 MAX_PAGE = 100
 ERROR_CHARS = 300  # a failed seat's reason on its chip; the whole of it is in the panel
-
-
-def _limit(raw: str | None) -> int:
-    if raw is None:
-        return PAGE
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
-        raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_PAGE}", param="limit")
-    return int(raw)
-
-
-def _before(raw: str | None) -> float | None:
-    if not raw:
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise InvalidRequest(
-            "before must be a time in epoch seconds (the last panel's `created`)", param="before"
-        ) from None
+VERDICT_CAP = 1024 * 1024
 
 
 def seat_chip(seat: LoggedSeat) -> dict[str, Any]:
@@ -75,12 +57,12 @@ def panel_card(panel: ListedPanel) -> dict[str, Any]:
 
 
 @router.get("/api/panels")
-async def get_panels(request: Request) -> Response:
-    await admin_for(request)
-    params = request.query_params
-    limit = _limit(params.get("limit"))
-    bench = request.app.state.bench
-    found = await bench.log.panels(limit=limit + 1, before=_before(params.get("before")))
+async def get_panels(
+    bench: BenchDep,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Panels on the page, newest first.")] = PAGE,
+    before: Before = None,
+) -> Response:
+    found = await bench.log.panels(limit=limit + 1, before=before)
     owed = await bench.log.owed_count()
     page = found[:limit]
     more = len(found) > limit
@@ -95,19 +77,17 @@ async def get_panels(request: Request) -> Response:
 
 
 @router.get("/api/panels/head")
-async def get_head(request: Request) -> Response:
-    await admin_for(request)
-    return json_response(await request.app.state.bench.log.head(PAGE))
+async def get_head(bench: BenchDep) -> Response:
+    return json_response(await bench.log.head(PAGE))
 
 
 @router.get("/api/panels/{panel_id}")
-async def get_panel(panel_id: str, request: Request) -> Response:
-    await admin_for(request)
-    return json_response(await request.app.state.bench.log.panel(panel_id))
+async def get_panel(panel_id: str, bench: BenchDep) -> Response:
+    return json_response(await bench.log.panel(panel_id))
 
 
 @router.post("/api/verdicts")
-async def post_verdict(request: Request) -> Response:
-    actor = await admin_for(request)
-    data = parse_json_object(await read_body(request, cap=1024 * 1024))
-    return json_response(await request.app.state.bench.verdicts.record(data, Caller(name=actor)))
+async def post_verdict(
+    actor: Admin, bench: BenchDep, body: Annotated[VerdictBody, Depends(JsonBody(VerdictBody, VERDICT_CAP))]
+) -> Response:
+    return json_response(await bench.verdicts.record(body.model_dump(), Caller(name=actor)))

@@ -8,7 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from starlette.responses import Response
 
 from benchwarmers import __version__
@@ -23,10 +23,12 @@ from benchwarmers.server import (
     bench_routes,
     errors,
     login,
+    openapi,
     pages,
     v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
+from benchwarmers.server.deps import BenchDep
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
 from benchwarmers.settings import Settings
@@ -53,6 +55,7 @@ def create_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
     errors.install(app)
+    openapi.install(app)
 
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
@@ -62,15 +65,17 @@ def create_app(settings: Settings) -> FastAPI:
     async def healthz() -> Response:
         return json_response({"status": "ok", "version": __version__})
 
-    @app.get("/readyz")
-    async def readyz(request: Request) -> Response:
+    @app.get("/readyz", responses={503: {"description": "The database is not reachable."}})
+    async def readyz(bench: BenchDep) -> Response:
         try:
-            await request.app.state.bench.state.ping()
+            await bench.state.ping()
         except Exception as exc:
             log.warning("database not reachable: %s", type(exc).__name__)
             return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
         return json_response({"status": "ready", "database": "ok"})
 
+    # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
+    # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
     app.include_router(v1_routes.router)
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)

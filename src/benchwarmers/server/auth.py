@@ -6,7 +6,8 @@
   token, as the session cookie `/login` sets or as `Authorization: Bearer <token>` on `/api`.
 
 `caller_for(request)` guards every `/v1` and `/bench` route; `admin_for(request)` every `/api`
-route and dashboard page. In every mode a browser request from a page on another origin is
+route and dashboard page. Both are FastAPI dependencies that the routers apply (`server/deps.py`),
+so FastAPI runs each once per request. In every mode a browser request from a page on another origin is
 refused (a gateway call from an origin in BENCH_ALLOWED_ORIGINS excepted), and without an admin
 token a request must name the server by a loopback Host: so a web page cannot run panels, read
 the call log, post verdicts or change the bench through the user's browser.
@@ -141,22 +142,19 @@ def bearer_token(header: str | None) -> str:
 
 
 async def caller_for(request: Request) -> Caller:
-    """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name and scope."""
-    cached = getattr(request.state, "caller", None)
-    if cached is not None:
-        return cached
+    """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name and scope.
+
+    It counts the request against the key's requests a minute: take it as a dependency
+    (`GatewayCaller`), which FastAPI runs once per request, never by hand as well."""
     found = access(request)
     if found.settings.admin_token is None:
         refuse_foreign_host(request, found.settings)
     refuse_cross_site(request, found.settings, allowed=found.settings.origins)
     if not found.settings.keys_required:
-        caller = LOCAL
-    else:
-        record = await found.keys.verify(bearer_token(request.headers.get("authorization")))
-        await found.limits.hit_key(record.name, record.rpm)
-        caller = record.caller()
-    request.state.caller = caller
-    return caller
+        return LOCAL
+    record = await found.keys.verify(bearer_token(request.headers.get("authorization")))
+    await found.limits.hit_key(record.name, record.rpm)
+    return record.caller()
 
 
 # -- the admin --------------------------------------------------------------------------------------

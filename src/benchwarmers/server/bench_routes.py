@@ -1,51 +1,41 @@
-"""`/bench`: verdicts and the call log."""
+"""`/bench`: verdicts and the call log, for gateway callers (the router checks the key)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from typing import Annotated
+
+from fastapi import Depends, Query
 from starlette.responses import Response
 
-from benchwarmers.errors import InvalidRequest
-from benchwarmers.server.auth import caller_for
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.deps import BenchDep, GatewayCaller, JsonBody, gateway_router
+from benchwarmers.server.params import Before, Flag, flag
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.schemas import VerdictBody, error_responses
 
-router = APIRouter()
+router = gateway_router()
 
-
-@router.post("/bench/verdict")
-async def post_verdict(request: Request) -> Response:
-    caller = await caller_for(request)
-    data = parse_json_object(await read_body(request, cap=1024 * 1024))
-    result = await request.app.state.bench.verdicts.record(data, caller)
-    return json_response(result)
+VERDICT_CAP = 1024 * 1024
 
 
-def _limit(raw: str | None) -> int:
-    if raw is None:
-        return 20
-    if not raw.isdigit() or not 1 <= int(raw) <= 200:
-        raise InvalidRequest("limit must be a whole number from 1 to 200", param="limit")
-    return int(raw)
+@router.post("/bench/verdict", responses=error_responses(404))
+async def post_verdict(
+    caller: GatewayCaller, bench: BenchDep, body: Annotated[VerdictBody, Depends(JsonBody(VerdictBody, VERDICT_CAP))]
+) -> Response:
+    return json_response(await bench.verdicts.record(body.model_dump(), caller))
 
 
 @router.get("/bench/panels")
-async def list_panels(request: Request) -> Response:
-    caller = await caller_for(request)
-    params = request.query_params
-    owed = params.get("owed") in ("1", "true", "yes")
-    before = params.get("before")
-    try:
-        before_at = float(before) if before else None
-    except ValueError:
-        raise InvalidRequest("before must be a time in epoch seconds", param="before") from None
-    panels = await request.app.state.bench.log.panels(
-        limit=_limit(params.get("limit")), before=before_at, owed=owed, caller=caller
-    )
+async def list_panels(
+    caller: GatewayCaller,
+    bench: BenchDep,
+    limit: Annotated[int, Query(ge=1, le=200, description="How many panels, newest first.")] = 20,
+    before: Before = None,
+    owed: Annotated[Flag, flag("Only panels with seats awaiting a verdict.")] = False,
+) -> Response:
+    panels = await bench.log.panels(limit=limit, before=before, owed=owed, caller=caller)
     return json_response({"object": "list", "data": panels})
 
 
 @router.get("/bench/panels/{panel_id}")
-async def get_panel(panel_id: str, request: Request) -> Response:
-    caller = await caller_for(request)
-    return json_response(await request.app.state.bench.log.panel(panel_id, caller))
+async def get_panel(panel_id: str, caller: GatewayCaller, bench: BenchDep) -> Response:
+    return json_response(await bench.log.panel(panel_id, caller))

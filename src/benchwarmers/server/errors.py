@@ -15,6 +15,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.errors import BenchError
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.validation import parameter_refusal
 
 log = logging.getLogger("benchwarmers.server")
 
@@ -49,15 +50,9 @@ def install(app: FastAPI) -> None:
         return error_response(exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=headers)
 
     @app.exception_handler(RequestValidationError)
-    async def validation_error(_request: Request, exc: RequestValidationError) -> Response:
-        first = exc.errors()[0] if exc.errors() else {}
-        where = ".".join(str(p) for p in first.get("loc", ()) if p != "body")
-        return error_response(
-            400,
-            f"{where or 'request'}: {first.get('msg', 'invalid request')}",
-            code="invalid_request",
-            param=where or None,
-        )
+    async def validation_error(request: Request, exc: RequestValidationError) -> Response:
+        refused = parameter_refusal(request, exc)  # names the parameter and what it takes
+        return error_response(400, refused.message, code=refused.code, param=refused.param)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:

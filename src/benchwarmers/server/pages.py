@@ -1,8 +1,8 @@
 """The dashboard's HTML pages and its static files.
 
-Pages are rendered by Jinja2 with autoescape on, from the same core the API uses, each behind
-`admin_for` (the login when an admin token is set). Every page carries a Content-Security-Policy
-that allows scripts and styles from this server only: no inline script or style runs, so text a
+Pages are rendered by Jinja2 with autoescape on, from the same core the API uses, all behind
+the router's `admin_for` (the login when an admin token is set). Every page carries a
+Content-Security-Policy that allows scripts and styles from this server only: no inline script or style runs, so text a
 model wrote can never become code on a page. Their scripts (`dashboard/static/js`) render the
 Gateway card and the forms with DOM text nodes, never HTML strings.
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from jinja2 import Environment, FileSystemLoader
 from starlette.responses import Response
 from starlette.routing import Mount
@@ -31,11 +31,11 @@ from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, asset_version, views
-from benchwarmers.server.api_admin import collection_views, min_window
-from benchwarmers.server.api_evidence import days_param
-from benchwarmers.server.auth import access, admin_for
+from benchwarmers.server.api_admin import collection_views
+from benchwarmers.server.deps import BenchDep, pages_router
+from benchwarmers.server.params import Blank, Days, Flag, MinWindow, flag
 
-router = APIRouter()
+router = pages_router()
 
 THEME_COOKIE = "bw_theme"
 CSP = (
@@ -111,9 +111,7 @@ def render(request: Request, template: str, page: str, **context: Any) -> Respon
 
 
 @router.get("/")
-async def collections_page(request: Request) -> Response:
-    await admin_for(request)
-    bench = request.app.state.bench
+async def collections_page(request: Request, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
     return render(
         request,
@@ -127,9 +125,7 @@ async def collections_page(request: Request) -> Response:
 
 
 @router.get("/models")
-async def models_page(request: Request) -> Response:
-    await admin_for(request)
-    bench = request.app.state.bench
+async def models_page(request: Request, bench: BenchDep) -> Response:
     models = sorted(await bench.models.list_models(), key=lambda m: m["alias"])
     return render(
         request,
@@ -143,10 +139,7 @@ async def models_page(request: Request) -> Response:
 
 
 @router.get("/leaderboard")
-async def leaderboard_page(request: Request) -> Response:
-    await admin_for(request)
-    bench = request.app.state.bench
-    days = days_param(request.query_params.get("days"))
+async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None) -> Response:
     return render(
         request,
         "leaderboard.html",
@@ -159,31 +152,24 @@ async def leaderboard_page(request: Request) -> Response:
     )
 
 
-def _page_number(raw: str | None) -> int:
-    return int(raw) if raw and raw.isdigit() and int(raw) >= 1 else 1
-
-
 @router.get("/discover")
-async def discover_page(request: Request) -> Response:
-    await admin_for(request)
-    params = request.query_params
-    filters: dict[str, Any] = {
-        "free": params.get("free") == "1",
-        "vision": params.get("vision") == "1",
-        "min_context": min_window(params.get("min_context")),
-        "q": (params.get("q") or "").strip(),
-    }
-    found = await bench_discover.discover(
-        request.app.state.bench.state,
-        free=filters["free"],
-        vision=filters["vision"],
-        min_context=filters["min_context"],
-    )
-    if filters["q"]:
-        needle = filters["q"].lower()
+async def discover_page(
+    request: Request,
+    bench: BenchDep,
+    free: Annotated[Flag, flag("Only models that cost nothing.")] = False,
+    vision: Annotated[Flag, flag("Only models that take images.")] = False,
+    min_context: MinWindow = None,
+    q: Annotated[str | None, Blank, Query(description="Only models whose id or name has this text.")] = None,
+    page: Annotated[int, Query(ge=1, description=f"Which page of {DISCOVER_PAGE} models.")] = 1,
+) -> Response:
+    text = (q or "").strip()
+    filters = {"free": free, "vision": vision, "min_context": min_context, "q": text}
+    found = await bench_discover.discover(bench.state, free=free, vision=vision, min_context=min_context)
+    if text:
+        needle = text.lower()
         found = [f for f in found if needle in f["id"].lower() or needle in (f["name"] or "").lower()]
     pages = max(1, math.ceil(len(found) / DISCOVER_PAGE))
-    number = min(_page_number(params.get("page")), pages)
+    number = min(page, pages)
     start = (number - 1) * DISCOVER_PAGE
     query = {k: ("1" if v is True else v) for k, v in filters.items() if v}
     return render(
@@ -201,9 +187,7 @@ async def discover_page(request: Request) -> Response:
 
 
 @router.get("/settings")
-async def settings_page(request: Request) -> Response:
-    await admin_for(request)
-    bench = request.app.state.bench
+async def settings_page(request: Request, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
     changes = [views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
     return render(
@@ -211,7 +195,7 @@ async def settings_page(request: Request) -> Response:
         "settings.html",
         "settings",
         endpoints=await bench.endpoints.list_endpoints(),
-        keys=await access(request).keys.list_keys(),
+        keys=await bench.keys.list_keys(),
         gateway_fields=views.gateway_fields(snapshot.gateway),
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,

@@ -6,20 +6,47 @@ import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.records import Collection
+from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.server.auth import caller_for
 from benchwarmers.server.body import parse_json_object, read_body, whole_number
+from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.schemas import error_responses
 from benchwarmers.server.sse import PING, stream_chunks
 
-router = APIRouter()
+router = gateway_router()
+
+# The chat route reads its body itself, after the caller is known (a refused caller gets no 20 MB
+# read), so FastAPI does not see it: its document comes from here.
+CHAT_DOCUMENT: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ChatCompletionRequest"}}},
+    },
+    "parameters": [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "schema": {"type": "string"},
+            "description": "A replay with the same key within the replay window gets the recorded panel back.",
+        },
+        {
+            "name": "x-stainless-retry-count",
+            "in": "header",
+            "required": False,
+            "schema": {"type": "integer", "minimum": 0},
+            "description": "Above 0 (an SDK's retry): the same body from the same caller gets the recorded panel.",
+        },
+    ],
+}
 
 
 def together(collection: Collection, snapshot: Snapshot) -> dict[str, Any]:
@@ -51,9 +78,7 @@ def model_entries(collection: Collection, snapshot: Snapshot) -> list[dict[str, 
 
 
 @router.get("/v1/models")
-async def list_models(request: Request) -> Response:
-    bench = request.app.state.bench
-    caller = await caller_for(request)
+async def list_models(caller: GatewayCaller, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
     data = []
     for name, collection in snapshot.collections.items():
@@ -70,11 +95,10 @@ async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
             return
 
 
-@router.post("/v1/chat/completions")
-async def chat_completions(request: Request) -> Response:
-    bench = request.app.state.bench
+@router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404))
+async def chat_completions(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
+    # The router's guard has run: the body is read only for a caller it let through.
     gateway = bench.panels
-    caller = await caller_for(request)  # before reading: a refused caller gets no 20 MB read
     raw = await read_body(request)
     body, body_hash = parse_json_object(raw), request_hash(raw)
     del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
@@ -120,7 +144,7 @@ def _answer(reply: ChatCompletion, stream: bool, include_usage: bool) -> Respons
 
 
 async def _stream(
-    bench: Any, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event
+    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply as one chunk. A client that leaves cancels
     the seats still running; the panel is still recorded (the task outlives this generator)."""

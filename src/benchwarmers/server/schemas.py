@@ -1,0 +1,257 @@
+"""The request bodies the API reads, and the one error body it sends, as Pydantic models.
+
+A body model checks types (strictly: `"5"` is not 5 and `true` is not 1) and refuses unknown
+fields; the rules a value must follow beyond its type (names, ranges, members on the roster,
+known shapes) belong to the bench services, which the CLI shares, so a refusal reads the same
+from both. Where a service owns a bound, the model only documents it (`WithJsonSchema`), and the
+service's message is the one a caller gets.
+
+`ChatCompletionRequest` documents the chat body and validates nothing: the chat route reads its
+body only after the caller is known, and `bench/panels/parse.py` checks it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, create_model
+
+from benchwarmers.bench import gateway_config
+from benchwarmers.bench.admin.collection_rules import MAX_DESCRIPTION, MAX_TAGS
+from benchwarmers.bench.admin.endpoints import KINDS as ENDPOINT_KINDS
+from benchwarmers.bench.admin.keys import MAX_RPM
+from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
+from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
+
+SEAT_LIMIT = 20  # a collection's max_explorers and max_calls, as validate_collection checks them
+
+
+class Body(BaseModel):
+    """A JSON object the API reads: every field typed, nothing unknown."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _documented(schema: dict[str, Any]) -> WithJsonSchema:
+    """The field's schema as the owning service enforces it (the model checks only the type)."""
+    return WithJsonSchema(schema)
+
+
+SeatCount = Annotated[int, _documented({"type": "integer", "minimum": 0, "maximum": SEAT_LIMIT})]
+Description = Annotated[str, _documented({"type": "string", "maxLength": MAX_DESCRIPTION})]
+Tags = Annotated[
+    list[str],
+    _documented({"type": "array", "maxItems": MAX_TAGS, "items": {"type": "string", "pattern": "^[a-z0-9-]+$"}}),
+]
+Rpm = Annotated[int, _documented({"type": "integer", "minimum": 1, "maximum": MAX_RPM})]
+EndpointKind = Annotated[str, _documented({"type": "string", "enum": list(ENDPOINT_KINDS)})]
+Preset = Annotated[str, _documented({"type": "string", "enum": sorted(PRESETS)})]
+DecisionKind = Annotated[str, _documented({"type": "string", "enum": list(DECISION_KINDS)})]
+Tokens = Annotated[int, Field(gt=0)]
+FamilyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+Reply = Literal["all", "merged"]  # collection_rules.REPLIES
+
+
+# -- collections ------------------------------------------------------------------------------------
+
+
+class CollectionFields(Body):
+    description: Description | None = Field(
+        None, description="What the collection is for: callers choose a collection by it."
+    )
+    tags: Tags | None = Field(None, description="Up to eight one-word tags (lower-case letters, digits, '-').")
+    members: list[str] | None = Field(
+        None, description="Roster aliases that answer every panel (ENDPOINT/MODEL); at least one."
+    )
+    shape: str | None = Field(None, description="Fix the task shape (a known shape); null lets each request decide.")
+    reply: Reply | None = Field(None, description="`all` (every answer, the default) or `merged` (one merged answer).")
+    merger: str | None = Field(None, description="The roster alias that merges answers; null lets the bench pick.")
+    max_explorers: SeatCount | None = Field(None, description="Explorer seats at most; null uses the gateway's.")
+    max_calls: SeatCount | None = Field(None, description="Calls per panel at most; null uses the gateway's.")
+
+
+class CollectionCreate(CollectionFields):
+    """A new collection, served as the model `bench/<name>`."""
+
+    name: str = Field(description="Lower-case letters, digits and '-', at most 64 characters.")
+
+
+class CollectionReplace(CollectionFields):
+    """Every field of a collection: what is left out is cleared."""
+
+    name: str | None = Field(None, description="The collection's own name, if given: a collection cannot be renamed.")
+
+
+# -- the roster, endpoints, keys ----------------------------------------------------------------------
+
+
+class ModelPatch(Body):
+    """Overrides of what the catalog knows of one roster model; a null or absent field stays as it is."""
+
+    context: Tokens | None = Field(None, description="Context window in tokens.")
+    output: Tokens | None = Field(None, description="Most tokens the model writes in one answer.")
+    vision: bool | None = Field(None, description="Whether the model takes images.")
+    family: FamilyName | None = Field(None, description="The model family (no two explorers share one).")
+    free: bool | None = Field(None, description="Whether calls cost nothing (only free models explore).")
+    enabled: bool | None = Field(None, description="Whether the model may be seated at all.")
+
+
+class EndpointCreate(Body):
+    """A provider endpoint: a preset, or a base URL and kind. Give a key by its variable's name."""
+
+    name: str | None = Field(None, description="A name for the endpoint; model aliases start with it.")
+    preset: Preset | None = Field(None, description="A known provider; it fills base_url, kind and api_key_env.")
+    base_url: str | None = Field(None, description="The OpenAI-compatible base URL (needed without a preset).")
+    kind: EndpointKind | None = Field(None, description="How its model listing is read; `openai` by default.")
+    api_key_env: str | None = Field(None, description="The environment variable holding the provider key.")
+    api_key: str | None = Field(None, description="The provider key itself, stored encrypted; prefer api_key_env.")
+    free_tier: bool | None = Field(None, description="Whether the endpoint's free models may be seated.")
+
+
+class KeyCreate(Body):
+    """A gateway key: the reply carries the key once, and only its last four characters after."""
+
+    name: str = Field(description="Written on every panel and verdict the key makes.")
+    collections: list[str] | None = Field(
+        None, description="The only collections it may call (names without bench/); null for all."
+    )
+    rpm: Rpm | None = Field(None, description="Requests a minute; null for no limit.")
+
+
+# -- shapes, decision models, settings ----------------------------------------------------------------
+
+
+class ShapeBody(Body):
+    description: str = Field(description="What requests of this shape are about: decision models choose by it.")
+
+
+class DecisionModelCreate(Body):
+    alias: NonEmpty = Field(description="The roster model that will label shapes.")
+    kind: DecisionKind | None = Field(
+        None, description="`chat` (asked in JSON, the default) or `choice` (a native decision API)."
+    )
+
+
+def _gateway_field(name: str, default: Any) -> Any:
+    # Any JSON value passes here: the gateway settings model (bench/gateway_config.py) checks it and
+    # says the setting's range in its refusal, the same words the CLI prints. The schema shows it.
+    low, high = gateway_config.bounds(name)
+    schema: dict[str, Any] = {"type": "integer" if gateway_config.whole(name) else "number"}
+    schema.update(minimum=low, maximum=high)
+    text = f"{gateway_config.description(name)} ({gateway_config.range_text(name)}; default {default})."
+    return (Any, Field(None, description=f"{text} Null leaves it as it is.", json_schema_extra=schema))
+
+
+# Built from GATEWAY_DEFAULTS: a new setting is in the body (and the document) as soon as it has a default.
+GatewaySettingsBody: type[Body] = create_model(
+    "GatewaySettingsBody",
+    __base__=Body,
+    __doc__="Gateway settings to change; the others stay as they are.",
+    **{name: _gateway_field(name, default) for name, default in GATEWAY_DEFAULTS.items()},
+)
+
+
+# -- verdicts, discover -------------------------------------------------------------------------------
+
+
+class VerdictBody(Body):
+    """The caller's judgement of one seat: the bench's only evidence."""
+
+    call: NonEmpty = Field(description="The call id of the seat judged, from a panel's bench.seats.")
+    useful: bool = Field(description="Whether the answer helped.")
+    note: str | None = Field(None, description="One line on why.")
+    real: list[str] | None = Field(None, description="The claims that held.")
+    false: list[str] | None = Field(None, description="The claims that were wrong.")
+
+
+class DiscoverAdd(Body):
+    model: str = Field(description="PROVIDER/MODEL as the discover list gives it.")
+
+
+# -- the chat request (documented, not validated here) ------------------------------------------------
+
+
+class _Open(BaseModel):
+    """OpenAI's request objects carry more fields than the bench reads: they pass to every seat."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class ImageUrl(_Open):
+    url: str = Field(description="An https:// URL or a data:image/...;base64, URL; never fetched by the bench.")
+
+
+class ContentPart(_Open):
+    type: str = Field(description="`text` or `image_url` (other parts pass to the seats as sent).")
+    text: str | None = None
+    image_url: ImageUrl | None = None
+
+
+class ChatMessage(_Open):
+    role: str = Field(description="system, developer, user, assistant or tool.")
+    content: str | list[ContentPart] | None = None
+    name: str | None = None
+
+
+class StreamOptions(_Open):
+    include_usage: bool | None = Field(None, description="Send a usage chunk before `data: [DONE]`.")
+
+
+class BenchOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    reply: Reply | None = Field(None, description="Override the collection's reply mode: `all` or `merged`.")
+    with_: list[str] | None = Field(None, alias="with", description="Nominees: roster aliases seated as well.")
+    shape: str | None = Field(None, description="The task shape, when the collection fixes none.")
+
+
+class ChatCompletionRequest(_Open):
+    """An OpenAI chat completion request for a collection. Every other OpenAI field (temperature,
+    max_tokens, stop, tools, ...) goes to every seat unchanged. Bodies above 20 MB are refused."""
+
+    model: str = Field(description="A collection: `bench/NAME`, or `bench/NAME:merged` / `bench/NAME:all`.")
+    messages: list[ChatMessage] = Field(min_length=1, description="The conversation, as in OpenAI's API.")
+    stream: bool | None = Field(None, description="Stream: pings while the seats run, then the reply as one chunk.")
+    stream_options: StreamOptions | None = None
+    bench: BenchOptions | None = Field(None, description="The bench's own options.")
+
+
+# -- errors -------------------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    message: str = Field(description="What was wrong, and what to do.")
+    type: str = Field(description="OpenAI's error type, e.g. invalid_request_error, authentication_error.")
+    param: str | None = Field(description="The field or parameter at fault, if one is.")
+    code: str | None = Field(description="A stable code, e.g. invalid_request, model_not_found.")
+
+
+class ErrorBody(BaseModel):
+    """Every error, everywhere: the shape the OpenAI SDKs parse."""
+
+    error: ErrorDetail
+
+
+DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (ChatCompletionRequest, ErrorBody)
+
+
+ERROR_REF = "#/components/schemas/ErrorBody"
+STATUS_MEANINGS = {
+    400: "Malformed: a parameter or body field is wrong (`param` names it).",
+    401: "No credentials, or refused ones (`WWW-Authenticate: Bearer`).",
+    403: "Refused: another site's page, a foreign Host, or outside the gateway key's scope.",
+    404: "Not found (an unknown name, call or panel).",
+    409: "Exists already.",
+    413: "The body is over its cap (20 MB for a panel), or the prompt over a member's window.",
+    429: "Too many requests (`Retry-After` says when to try again).",
+    500: "An unexpected error; the server log has the request id.",
+    502: "A provider did not answer as expected.",
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI responses for `statuses`, each the one error body."""
+    content = {"application/json": {"schema": {"$ref": ERROR_REF}}}
+    return {status: {"description": STATUS_MEANINGS[status], "content": content} for status in statuses}
