@@ -20,7 +20,7 @@ from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
+from benchwarmers.server.deps import Admin, BenchDep, JsonBody, SecretsAdmin, admin_router
 from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import (
@@ -125,7 +125,7 @@ def _text(value: str | None) -> str | None:
 
 @router.post("/api/endpoints", status_code=201, responses=error_responses(409))
 async def create_endpoint(
-    actor: Admin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
+    actor: SecretsAdmin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
 ) -> Response:
     given: dict[str, Any] = {f: _text(getattr(body, f)) for f in ("base_url", "kind", "api_key_env", "api_key")}
     free_tier = body.free_tier

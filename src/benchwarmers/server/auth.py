@@ -21,8 +21,10 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from typing import Annotated
 from urllib.parse import quote, urlsplit
 
+from fastapi import Depends
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
@@ -221,3 +223,17 @@ async def admin_for(request: Request) -> str:
         )
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     raise HTTPException(303, headers={"Location": f"/login?next={quote(target, safe='')}"})
+
+
+async def secrets_admin_for(request: Request, actor: Annotated[str, Depends(admin_for)]) -> str:
+    """An admin who may change what holds secrets: endpoints (refresh sends an endpoint's key to its
+    URL) and gateway keys. With BENCHWARMERS_REQUIRE_KEYS and no admin token the open dashboard is
+    anyone on this machine, so these changes are refused there: the CLI, or an admin token, does them."""
+    settings = access(request).settings
+    if settings.require_keys and settings.admin_token is None:
+        raise Forbidden(
+            "adding endpoints and making gateway keys needs the admin token when gateway keys are required: "
+            "set BENCHWARMERS_ADMIN_TOKEN and log in, or use `benchwarmers endpoint add` / `benchwarmers key create`",
+            code="admin_token_required",
+        )
+    return actor

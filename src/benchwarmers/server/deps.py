@@ -25,7 +25,7 @@ from starlette.requests import Request
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.services import Bench
-from benchwarmers.server.auth import admin_for, caller_for
+from benchwarmers.server.auth import admin_for, caller_for, secrets_admin_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.schemas import error_responses
 from benchwarmers.server.validation import body_refusal
@@ -40,6 +40,7 @@ def bench_of(request: Request) -> Bench:
 
 BenchDep = Annotated[Bench, Depends(bench_of)]
 Admin = Annotated[str, Depends(admin_for)]  # the name written in the changes log
+SecretsAdmin = Annotated[str, Depends(secrets_admin_for)]  # endpoints and keys: never the open /api
 GatewayCaller = Annotated[Caller, Depends(caller_for)]
 
 
