@@ -261,7 +261,7 @@ def test_no_canary_reaches_the_database_exports_logs_or_pages(tmp_path, monkeypa
             "/v1/models", {"error": {"message": f"Incorrect API key provided: {PROVIDER_STORED}"}}, status=401
         )
         image_url = f"https://user:{URL_PASSWORD}@127.0.0.1:{image_host.port}/photos/cat.jpg?sig={URL_SIGNATURE}"
-        server = BenchServer(home, admin_token=ADMIN_TOKEN).start()
+        server = BenchServer(home, admin_token=ADMIN_TOKEN, key_env_allow=PROVIDER_ENV_NAME).start()
         try:
             key = _set_up(server, fake, refusing)
             calls = _run_panels(server, key, image_url, evidence)

@@ -36,6 +36,7 @@ class Settings(BaseSettings):
     client: str = Field(default="builtin", validation_alias=_env("BENCH_CLIENT"))
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
+    key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
 
     @classmethod
     def settings_customise_sources(
@@ -88,6 +89,11 @@ class Settings(BaseSettings):
         if self.public_url:
             found.add(origin_of(self.public_url))
         return frozenset(found)
+
+    @property
+    def key_env_names(self) -> frozenset[str]:
+        """Variables an endpoint may name as its key beyond the built-in rule (BENCHWARMERS_KEY_ENV_ALLOW)."""
+        return frozenset(name.strip() for name in self.key_env_allow.split(",") if name.strip())
 
     @property
     def keys_required(self) -> bool:

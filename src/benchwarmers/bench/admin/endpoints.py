@@ -8,6 +8,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
@@ -73,6 +74,9 @@ class Endpoints:
             raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
         if api_key_env and not ENV_NAME.match(api_key_env):
             raise InvalidRequest(f"{api_key_env!r} is not an environment variable name", param="api_key_env")
+        refusal = key_env_refusal(api_key_env, self.state.settings.key_env_names) if api_key_env else None
+        if refusal:
+            raise InvalidRequest(refusal, param="api_key_env", code="api_key_env_not_allowed")
         async with self.state.write() as conn:
             if await roster.get_endpoint(conn, name):
                 raise Conflict(

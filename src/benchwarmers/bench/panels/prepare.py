@@ -22,7 +22,7 @@ from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_messages
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
-from benchwarmers.upstream.failures import UpstreamFailure
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
 CANCELLED = "cancelled: client disconnected"
 
@@ -283,6 +283,11 @@ async def call_model(
     endpoint = snapshot.endpoints[model.endpoint]
     started = time.perf_counter()
     outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
+    if endpoint.key_refused:
+        # Its key variable is not one the bench reads: the model is not asked without its key.
+        failure = UpstreamFailure(FailureKind.auth, endpoint.key_refused)
+        outcome.error, outcome.failure = str(failure), failure
+        return outcome
     try:
         result = await pool.chat(endpoint.ref, body, seat_timeout)
     except UpstreamFailure as failure:

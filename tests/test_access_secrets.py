@@ -1,0 +1,136 @@
+"""Secrets the bench never passes on or writes down, end to end over real HTTP:
+
+- an endpoint may name as its key only a provider key variable (the rule in bench/admin/key_names.py).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+import httpx2
+import pytest
+
+from benchwarmers.bench.services import Bench
+from benchwarmers.store import roster
+from benchwarmers.store.changes import record_change
+from tests.benchserver import BenchServer, listed
+
+PROVIDER_KEY = "CanaryProviderKey3a4b5c6d7e8f9a0b"
+ENV_SECRET = "CanaryEnvSecret0f1e2d3c4b5a6978"
+ADMIN_TOKEN = "CanaryAdminToken9z8y7x6w5v4u3t2s"
+URL_TOKEN = "CanaryUrlToken1q2w3e4r5t6y7u8i"
+PNG = base64.b64encode(b"SHAPEPIXELS!" * 1000).decode()  # 12,000 bytes: "12 KB"
+DATA_URL = f"data:image/png;base64,{PNG}"
+
+NOT_READ = (
+    "api_key_env {name!r} is not read as a provider key: the bench reads only names ending in _API_KEY or "
+    "_API_TOKEN, the presets' key variables (such as GITHUB_TOKEN) and the names listed in "
+    "BENCHWARMERS_KEY_ENV_ALLOW. To use {name}, add it to BENCHWARMERS_KEY_ENV_ALLOW (comma-separated) in the "
+    "environment the bench runs in, or give the key with --api-key"
+)
+OWN_SETTING = (
+    "api_key_env {name!r} is one of the bench's own settings (BENCHWARMERS_* and BENCH_* are never sent to a "
+    "provider); name the variable that holds the provider's key, or give the key with --api-key"
+)
+
+
+def refusal(message: str) -> dict[str, Any]:
+    return {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "api_key_env",
+            "code": "api_key_env_not_allowed",
+        }
+    }
+
+
+def add(server: BenchServer, name: str, base_url: str, api_key_env: str) -> httpx2.Response:
+    body = {"name": name, "base_url": base_url, "api_key_env": api_key_env}
+    return httpx2.post(f"{server.url}/api/endpoints", json=body, timeout=30)
+
+
+# -- api_key_env --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("variable", "message"),
+    [
+        ("SESSION_SECRET", NOT_READ),
+        ("HOME", NOT_READ),
+        ("AWS_SECRET_ACCESS_KEY", NOT_READ),
+        ("BENCHWARMERS_ADMIN_TOKEN", OWN_SETTING),
+        ("bench_bind", OWN_SETTING),
+        ("BENCHWARMERS_SOMETHING_API_KEY", OWN_SETTING),
+    ],
+)
+def test_an_endpoint_may_not_name_a_variable_that_is_not_a_provider_key(server, fake_upstream, variable, message):
+    refused = add(server, "sneaky", fake_upstream.base_url, variable)
+    assert (refused.status_code, refused.json()) == (400, refusal(message.format(name=variable)))
+    assert httpx2.get(f"{server.url}/api/endpoints").json()["data"] == []
+    assert fake_upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    "variable", ["OPENAI_API_KEY", "together_api_key", "CLOUDFLARE_API_TOKEN", "GITHUB_TOKEN", "GEMINI_API_KEY"]
+)
+def test_provider_key_names_and_preset_variables_are_accepted(server, fake_upstream, variable):
+    made = add(server, "provider", fake_upstream.base_url, variable)
+    assert made.status_code == 201, made.text
+    assert made.json()["api_key_env"] == variable
+
+
+def test_the_allow_list_admits_other_names_but_never_the_benchs_own(tmp_path, fake_upstream, monkeypatch):
+    monkeypatch.setenv("HF_TOKEN", ENV_SECRET)
+    fake_upstream.listing("/v1/models", {"object": "list", "data": [listed("tiny")]})
+    server = BenchServer(tmp_path / "home", key_env_allow=" HF_TOKEN ,BENCHWARMERS_ADMIN_TOKEN").start()
+    try:
+        assert add(server, "hf", fake_upstream.base_url, "HF_TOKEN").status_code == 201
+        refreshed = httpx2.post(f"{server.url}/api/endpoints/hf/refresh", timeout=30)
+        assert refreshed.status_code == 200, refreshed.text
+        [listing] = fake_upstream.requests
+        assert (listing.path, listing.headers["authorization"]) == ("/v1/models", f"Bearer {ENV_SECRET}")
+        own = add(server, "own", fake_upstream.base_url, "BENCHWARMERS_ADMIN_TOKEN")
+        assert (own.status_code, own.json()) == (400, refusal(OWN_SETTING.format(name="BENCHWARMERS_ADMIN_TOKEN")))
+    finally:
+        server.stop()
+
+
+def test_an_endpoint_stored_before_the_rule_never_sends_its_variable(server, fake_upstream, monkeypatch):
+    monkeypatch.setenv("FAKE_API_KEY", PROVIDER_KEY)
+    monkeypatch.setenv("SESSION_SECRET", ENV_SECRET)
+    fake_upstream.script("old-model", latency=0.01)
+    fake_upstream.listing("/v1/models", {"object": "list", "data": [listed("old-model")]})
+    assert add(server, "old", fake_upstream.base_url, "FAKE_API_KEY").status_code == 201
+    assert httpx2.post(f"{server.url}/api/endpoints/old/refresh", timeout=30).status_code == 200
+
+    async def set_up(bench: Bench) -> None:
+        await bench.collections.add_collection({"name": "solo", "members": ["old/old-model"], "max_explorers": 0})
+        # As a database written before the rule would hold it.
+        async with bench.state.write() as conn:
+            row = await roster.get_endpoint(conn, "old")
+            assert row is not None
+            await roster.update_endpoint(conn, row["id"], api_key_env="SESSION_SECRET")
+            await record_change(conn, actor="test", subject="endpoint", name="old", action="update")
+
+    server.admin(set_up)
+    fake_upstream.clear()
+    message = NOT_READ.format(name="SESSION_SECRET")
+
+    refreshed = httpx2.post(f"{server.url}/api/endpoints/old/refresh", timeout=30)
+    assert (refreshed.status_code, refreshed.json()) == (400, refusal(message))
+    [endpoint] = httpx2.get(f"{server.url}/api/endpoints").json()["data"]
+    assert endpoint["refresh_error"] == message
+
+    body = {"model": "bench/solo", "messages": [{"role": "user", "content": "hello"}]}
+    reply = httpx2.post(f"{server.v1}/chat/completions", json=body, timeout=30)
+    assert reply.status_code == 200
+    [seat] = reply.json()["bench"]["seats"]
+    assert (seat["alias"], seat["status"], seat["answer"], seat["error"]) == (
+        "old/old-model",
+        "error",
+        "",
+        f"auth failed: {message}",
+    )
+    assert fake_upstream.requests == []
