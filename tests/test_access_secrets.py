@@ -1,19 +1,23 @@
 """Secrets the bench never passes on or writes down, end to end over real HTTP:
 
-- an endpoint may name as its key only a provider key variable (the rule in bench/admin/key_names.py).
+- an endpoint may name as its key only a provider key variable (the rule in bench/admin/key_names.py);
+- image data is a placeholder in every request shape a client can send, while the seats get the real bytes.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import httpx2
 import pytest
+from sqlalchemy import select
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
+from benchwarmers.store.schema import panels, seats
 from tests.benchserver import BenchServer, listed
 
 PROVIDER_KEY = "CanaryProviderKey3a4b5c6d7e8f9a0b"
@@ -49,6 +53,16 @@ def refusal(message: str) -> dict[str, Any]:
 def add(server: BenchServer, name: str, base_url: str, api_key_env: str) -> httpx2.Response:
     body = {"name": name, "base_url": base_url, "api_key_env": api_key_env}
     return httpx2.post(f"{server.url}/api/endpoints", json=body, timeout=30)
+
+
+def _rows(server: BenchServer) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    async def read(bench: Bench) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        async with bench.state.read() as conn:
+            panel_rows = [dict(r._mapping) for r in await conn.execute(select(panels))]
+            seat_rows = [dict(r._mapping) for r in await conn.execute(select(seats).order_by(seats.c.position))]
+        return panel_rows, seat_rows
+
+    return server.admin(read)
 
 
 # -- api_key_env --------------------------------------------------------------------------------
@@ -134,3 +148,90 @@ def test_an_endpoint_stored_before_the_rule_never_sends_its_variable(server, fak
         f"auth failed: {message}",
     )
     assert fake_upstream.requests == []
+
+
+# -- image data in every request shape --------------------------------------------------------------
+
+
+def test_image_data_is_a_placeholder_in_every_request_shape_and_the_seat_gets_the_real_bytes(server, fake_upstream):
+    fake_upstream.script("catcher", latency=0.01)
+    fake_upstream.listing("/v1/models", {"object": "list", "data": [listed("catcher", 128_000, vision=True)]})
+
+    async def set_up(bench: Bench) -> None:
+        await bench.endpoints.add_endpoint("fake", fake_upstream.base_url, "openrouter", api_key=PROVIDER_KEY)
+        await bench.endpoints.refresh_endpoint("fake")
+        await bench.collections.add_collection({"name": "shapes", "members": ["fake/catcher"], "max_explorers": 0})
+
+    server.admin(set_up)
+    arguments = json.dumps({"image": DATA_URL, "caption": "a chair"})
+    messages = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "Responses-style"},
+                {"type": "input_image", "image_url": DATA_URL, "detail": "low"},
+                {"type": "input_image", "image_url": f"https://images.example/a.png?sig={URL_TOKEN}"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+                {"type": "image", "source": {"type": "url", "url": f"https://images.example/b.png?sig={URL_TOKEN}"}},
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain words"}},
+                {"inline_data": {"mime_type": "image/jpeg", "data": PNG}},
+            ],
+        },
+        {"role": "user", "content": "Ollama-style", "images": [PNG]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "show", "arguments": arguments}}],
+        },
+        {"role": "tool", "tool_call_id": "call_1", "content": f"raw {PNG} end"},
+    ]
+    metadata = {"thumbnail": DATA_URL, "raw": PNG, "note": "kept"}
+    body = {"model": "bench/shapes", "messages": messages, "metadata": metadata, "temperature": 0.5}
+    reply = httpx2.post(f"{server.v1}/chat/completions", json=body, timeout=30)
+    assert reply.status_code == 200, reply.text
+    assert reply.json()["bench"]["seats"][0]["status"] == "ok"
+
+    [sent] = fake_upstream.chat_requests
+    assert (sent.json["messages"], sent.json["metadata"]) == (messages, metadata)
+
+    [panel], _ = _rows(server)
+    assert panel["request"] == {
+        "model": "bench/shapes",
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "Responses-style"},
+                    {"type": "text", "text": "[image: data URL, 12 KB]"},
+                    {"type": "text", "text": "[image: https://images.example/a.png?...]"},
+                    {"type": "text", "text": "[image: image/png, 12 KB]"},
+                    {"type": "text", "text": "[image: https://images.example/b.png?...]"},
+                    {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": "plain words"}},
+                    {"inline_data": {"mime_type": "image/jpeg", "data": "[image: image/jpeg, 12 KB]"}},
+                ],
+            },
+            {"role": "user", "content": "Ollama-style", "images": ["[image: base64, 12 KB]"]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {
+                            "name": "show",
+                            "arguments": '{"image": "[image: data URL, 12 KB]", "caption": "a chair"}',
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "raw [data: base64, 12 KB] end"},
+        ],
+        "metadata": {"thumbnail": "[image: data URL, 12 KB]", "raw": "[data: base64, 12 KB]", "note": "kept"},
+        "temperature": 0.5,
+    }
+    server.stop()
+    for path in server.settings.home.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert PNG[:64].encode() not in data and URL_TOKEN.encode() not in data, path.name

@@ -20,7 +20,7 @@ from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
-from benchwarmers.redaction import redact_messages
+from benchwarmers.redaction import redact_request
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
@@ -38,6 +38,7 @@ class PreparedPanel:
     shape_by: str
     plan: SeatPlan
     stored: dict[str, Any]  # the request as it may be written down: images as placeholders
+    hidden: tuple[str, ...]  # what its image URLs carried (query strings, passwords): scrubbed everywhere
     chat: ChatBody
     content: req.Content
     estimate: int
@@ -65,13 +66,6 @@ class SeatOutcome:
 
 def request_hash(body_bytes: bytes | bytearray) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
-
-
-def redacted_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The request as it may be stored: images as placeholders, nothing else changed."""
-    stored = {k: v for k, v in body.items() if k != "messages"}
-    stored["messages"] = redact_messages(body.get("messages") or [])
-    return stored
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
@@ -248,6 +242,7 @@ def seat_panel(
             code="empty_panel",
         )
     stream_options = body.get("stream_options") or {}
+    redacted = redact_request(body)
     return PreparedPanel(
         panel_id=panel_id,
         caller=caller,
@@ -257,7 +252,8 @@ def seat_panel(
         shape=shape,
         shape_by=shape_by,
         plan=plan,
-        stored=redacted_request(body),
+        stored=redacted.stored,
+        hidden=redacted.hidden,
         chat=ChatBody.from_request(body),
         content=draft.content,
         estimate=estimate,
