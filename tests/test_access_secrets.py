@@ -1,6 +1,8 @@
 """Secrets the bench never passes on or writes down, end to end over real HTTP:
 
 - an endpoint may name as its key only a provider key variable (the rule in bench/admin/key_names.py);
+- a provider key, the admin token or a gateway key echoed in a 200 answer is stored and shown redacted;
+- an image URL's query string never reaches the database, even when a provider quotes it back;
 - image data is a placeholder in every request shape a client can send, while the seats get the real bytes.
 """
 
@@ -8,6 +10,8 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -19,6 +23,7 @@ from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.schema import panels, seats
 from tests.benchserver import BenchServer, listed
+from tests.fakes.upstream import FakeUpstream, echoed
 
 PROVIDER_KEY = "CanaryProviderKey3a4b5c6d7e8f9a0b"
 ENV_SECRET = "CanaryEnvSecret0f1e2d3c4b5a6978"
@@ -148,6 +153,111 @@ def test_an_endpoint_stored_before_the_rule_never_sends_its_variable(server, fak
         f"auth failed: {message}",
     )
     assert fake_upstream.requests == []
+
+
+# -- answers, errors and the database ----------------------------------------------------------------
+
+IMAGE_URL = f"https://images.example/cat.png?token={URL_TOKEN}#frag"
+GATEWAY_LOOKALIKE = "bwk_" + "Q" * 43
+BLABBER = f"the token is {ADMIN_TOKEN}, a key {GATEWAY_LOOKALIKE}, sk-example-0123456789"
+
+
+@pytest.fixture
+def echo_bench(tmp_path: Path) -> Iterator[tuple[BenchServer, FakeUpstream, str]]:
+    with FakeUpstream() as fake:
+        fake.script("parrot", latency=0.01, echo=True)
+        fake.script("complainer", latency=0.01, echo=True, status=400)
+        fake.script(
+            "blabber",
+            latency=0.01,
+            reply=f"the token is {ADMIN_TOKEN}, a key {GATEWAY_LOOKALIKE}, sk-example-0123456789",
+        )
+        fake.listing(
+            "/v1/models",
+            {"object": "list", "data": [listed(m, 128_000, vision=True) for m in ("parrot", "complainer", "blabber")]},
+        )
+        server = BenchServer(tmp_path / "home", admin_token=ADMIN_TOKEN).start()
+        try:
+
+            async def set_up(bench: Bench) -> str:
+                await bench.endpoints.add_endpoint("fake", fake.base_url, "openrouter", api_key=PROVIDER_KEY)
+                await bench.endpoints.refresh_endpoint("fake")
+                await bench.collections.add_collection(
+                    {
+                        "name": "echo",
+                        "members": ["fake/parrot", "fake/complainer", "fake/blabber"],
+                        "max_explorers": 0,
+                        "merger": "fake/blabber",
+                    }
+                )
+                key, _ = await bench.keys.create("app")
+                return key
+
+            yield server, fake, server.admin(set_up)
+        finally:
+            server.stop()
+
+
+def test_known_secrets_echoed_in_answers_and_errors_are_stored_and_shown_redacted(echo_bench):
+    server, fake, key = echo_bench
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": IMAGE_URL}}],
+        }
+    ]
+    headers = {"authorization": f"Bearer {key}"}
+    reply = httpx2.post(
+        f"{server.v1}/chat/completions", json={"model": "bench/echo", "messages": messages}, headers=headers, timeout=30
+    )
+    assert reply.status_code == 200, reply.text
+    # The seats were sent the real URL and the real key.
+    assert {r.json["messages"][0]["content"][1]["image_url"]["url"] for r in fake.chat_requests} == {IMAGE_URL}
+    assert {r.headers["authorization"] for r in fake.chat_requests} == {f"Bearer {PROVIDER_KEY}"}
+    assert echoed(PROVIDER_KEY, {"messages": messages}).count(URL_TOKEN) == 1
+
+    sent = json.dumps(messages, separators=(",", ":"))
+    parrot = "key=[redacted] messages=" + sent.replace(f"token={URL_TOKEN}", "[redacted]")
+    complainer = "bad request (400): key=[redacted] messages=" + sent.replace(f"?token={URL_TOKEN}#frag", "?...")
+    blabber = "the token is [redacted], a key [redacted], sk-example-0123456789"
+    shown = [(s["alias"], s["status"], s["answer"], s["error"]) for s in reply.json()["bench"]["seats"]]
+    assert shown == [
+        ("fake/parrot", "ok", parrot, ""),
+        ("fake/complainer", "error", "", complainer),
+        ("fake/blabber", "ok", blabber, ""),
+    ]
+    [panel], seat_rows = _rows(server)
+    assert [(s["alias"], s["status"], s["answer"], s["error"]) for s in seat_rows] == shown
+    assert panel["request"]["messages"][0]["content"][1] == {
+        "type": "text",
+        "text": "[image: https://images.example/cat.png?...]",
+    }
+
+    # Merged: the merger is sent the answers as stored, never one seat's echo of a key.
+    fake.clear()
+    merged = httpx2.post(
+        f"{server.v1}/chat/completions",
+        json={"model": "bench/echo:merged", "messages": messages},
+        headers=headers,
+        timeout=30,
+    )
+    assert merged.status_code == 200
+    assert merged.json()["bench"]["merger"]["alias"] == "fake/blabber"
+    # The merger is called once the seats have answered: the last request.
+    called = [r.json["model"] for r in fake.chat_requests]
+    assert (sorted(called[:3]), called[3:]) == (["blabber", "complainer", "parrot"], ["blabber"])
+    merger_call = fake.chat_requests[-1]
+    assert parrot in merger_call.json["messages"][-1]["content"]
+    assert PROVIDER_KEY.encode() not in merger_call.body and URL_TOKEN.encode() not in merger_call.body
+
+    server.stop()
+    home = server.settings.home
+    files = [path for path in home.rglob("*") if path.is_file()]
+    assert any(path.name == "bench.db" for path in files)
+    for path in files:
+        data = path.read_bytes()
+        for canary in (URL_TOKEN, PROVIDER_KEY, ADMIN_TOKEN, key):
+            assert canary.encode() not in data, f"{canary} in {path.name}"
 
 
 # -- image data in every request shape --------------------------------------------------------------

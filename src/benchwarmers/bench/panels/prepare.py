@@ -20,7 +20,7 @@ from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
-from benchwarmers.redaction import redact_request
+from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
@@ -66,6 +66,13 @@ class SeatOutcome:
 
 def request_hash(body_bytes: bytes | bytearray) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
+
+
+def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
+    """Remove every secret the bench knows from what a call gave back, before it is used, kept or shown."""
+    outcome.answer = scrub_answer(outcome.answer, secrets)
+    if outcome.error:
+        outcome.error = scrub_text(outcome.error, secrets)
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
