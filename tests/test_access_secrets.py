@@ -155,6 +155,34 @@ def test_an_endpoint_stored_before_the_rule_never_sends_its_variable(server, fak
     assert fake_upstream.requests == []
 
 
+def test_a_base_url_with_a_query_is_refused_and_one_stored_before_is_shown_without_it(server, fake_upstream):
+    for url in (f"{fake_upstream.base_url}?key={URL_TOKEN}", f"{fake_upstream.base_url}#{URL_TOKEN}"):
+        body = {"name": "q", "base_url": url, "api_key": PROVIDER_KEY}
+        refused = httpx2.post(f"{server.url}/api/endpoints", json=body)
+        assert (refused.status_code, refused.json()["error"]) == (
+            400,
+            {
+                "message": "base URL must not carry a query string or fragment (?... or #...); a key goes in "
+                "--api-key-env or --api-key",
+                "type": "invalid_request_error",
+                "param": "base_url",
+                "code": "invalid_request",
+            },
+        )
+    assert add(server, "old", fake_upstream.base_url, "FAKE_API_KEY").status_code == 201
+
+    async def stored_before(bench: Bench) -> None:
+        async with bench.state.write() as conn:
+            row = await roster.get_endpoint(conn, "old")
+            assert row is not None
+            await roster.update_endpoint(conn, row["id"], base_url=f"{fake_upstream.base_url}?key={URL_TOKEN}")
+
+    server.admin(stored_before)
+    listed_endpoints = httpx2.get(f"{server.url}/api/endpoints")
+    assert [e["base_url"] for e in listed_endpoints.json()["data"]] == [f"{fake_upstream.base_url}?..."]
+    assert URL_TOKEN not in listed_endpoints.text
+
+
 # -- answers, errors and the database ----------------------------------------------------------------
 
 IMAGE_URL = f"https://images.example/cat.png?token={URL_TOKEN}#frag"
