@@ -18,7 +18,7 @@ from benchwarmers.errors import Unauthorized
 from benchwarmers.server.auth import MISSING, NOT_A_KEY, NOT_BEARER, bearer_token
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import gateway_keys
-from tests.benchserver import BenchServer
+from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import collection
 
 KEY_FORM = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
@@ -138,15 +138,23 @@ def test_api_keys_make_list_and_revoke(keyed, client):
     missing = httpx2.delete(f"{keyed.url}/api/keys/notes")
     assert missing.status_code == 404
     assert missing.json()["error"]["message"] == "no gateway key named 'notes'."
-    # The name of a revoked key may be given to a new one.
-    assert httpx2.post(f"{keyed.url}/api/keys", json={"name": "notes-app"}).status_code == 201
+    # A revoked key's name is never given to another key.
+    reused = httpx2.post(f"{keyed.url}/api/keys", json={"name": "notes-app"})
+    assert (reused.status_code, reused.json()["error"]) == (
+        409,
+        {
+            "message": "the name 'notes-app' belonged to a gateway key that was revoked, and a name is never given "
+            "to a second key (it would see the first one's panels); pick another name",
+            "type": "invalid_request_error",
+            "param": "name",
+            "code": "key_name_revoked",
+        },
+    )
 
 
 def test_revocation_by_another_process_stops_the_key_on_the_next_request(fake, tmp_path):
     server = BenchServer(tmp_path / "home", require_keys=True).start()
     try:
-        from tests.benchserver import add_fake_endpoint, listed
-
         add_fake_endpoint(server, fake, models=[listed("phi-4")])
         collection(server, "solo", ["phi-4"], max_explorers=0)
         key, _ = server.admin(lambda bench: bench.keys.create("ci"))
@@ -212,3 +220,29 @@ def test_cli_key_create_list_revoke(keyed, monkeypatch):
     bad = runner.invoke(app, ["key", "create", "x", "--collection", "nope"])
     assert bad.exit_code == 1
     assert bad.stderr.startswith("error: no collection bench/nope.")
+
+
+def test_a_revoked_keys_name_is_never_given_to_a_new_key_so_its_panels_stay_unreadable(fake, tmp_path):
+    server = BenchServer(tmp_path / "home", require_keys=True).start()
+    try:
+        add_fake_endpoint(server, fake, models=[listed("phi-4")])
+        collection(server, "solo", ["phi-4"], max_explorers=0)
+        key, _ = server.admin(lambda bench: bench.keys.create("ci"))
+        old = {"authorization": f"Bearer {key}"}
+        body = {"model": "bench/solo", "messages": [{"role": "user", "content": "private question"}]}
+        asked = httpx2.post(f"{server.v1}/chat/completions", json=body, headers=old, timeout=30)
+        panel_id = asked.json()["bench"]["panel"]
+        assert [p["id"] for p in httpx2.get(f"{server.url}/bench/panels", headers=old).json()["data"]] == [panel_id]
+        assert httpx2.delete(f"{server.url}/api/keys/ci").status_code == 200
+
+        again = httpx2.post(f"{server.url}/api/keys", json={"name": "ci"})
+        assert (again.status_code, again.json()["error"]["code"]) == (409, "key_name_revoked")
+        new = httpx2.post(f"{server.url}/api/keys", json={"name": "ci-2"})
+        assert new.status_code == 201
+        headers = {"authorization": f"Bearer {new.json()['key']}"}
+        assert httpx2.get(f"{server.url}/bench/panels", headers=headers).json()["data"] == []
+        assert httpx2.get(f"{server.url}/bench/panels/{panel_id}", headers=headers).status_code == 404
+        # The old key itself is refused.
+        assert httpx2.get(f"{server.url}/bench/panels", headers=old).status_code == 401
+    finally:
+        server.stop()

@@ -54,11 +54,15 @@ FAILURES: dict[str, dict[str, Any]] = {
             }
         },
     },
+    # Careless providers: the answer, or the error, quotes the key and every message it was sent.
+    "parrot": {"echo": True},
+    "complainer": {"echo": True, "status": 400},
 }
 COLLECTIONS = {
     "first": ("stored", ["ok", "limited", "broken", "small", "keyecho"]),
     "second": ("stored", ["gemini", "plaintext", "slow", "dropped", "echo"]),
     "third": ("envkey", ["ok", "keyecho", "plaintext", "echo", "small"]),
+    "fourth": ("envkey", ["parrot", "complainer", "ok"]),
 }
 
 
@@ -156,6 +160,40 @@ def _image_messages(url: str, text: str) -> list[dict[str, Any]]:
     ]
 
 
+def _every_shape(image_url: str) -> dict[str, Any]:
+    """The canary image in every shape a client can send, beside OpenAI's image_url."""
+    raw = base64.b64encode(IMAGE).decode()
+    return {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "every shape"},
+                    {"type": "input_image", "image_url": DATA_URL},
+                    {"type": "input_image", "image_url": image_url},
+                    {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": raw}},
+                    {"type": "image", "source": {"type": "url", "url": image_url}},
+                    {"type": "image_url", "image_url": {"url": image_url}},
+                ],
+            },
+            {"role": "user", "content": "and Ollama's", "images": [raw]},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "see", "arguments": f'{{"img": "{DATA_URL}"}}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": raw},
+        ],
+        "metadata": {"image": DATA_URL, "raw": raw, "url": image_url},
+    }
+
+
 def _run_panels(server: BenchServer, key: str, image_url: str, evidence: Evidence) -> list[str]:
     headers = {"authorization": f"Bearer {key}"}
     chat = f"{server.v1}/chat/completions"
@@ -164,6 +202,11 @@ def _run_panels(server: BenchServer, key: str, image_url: str, evidence: Evidenc
         for url in (DATA_URL, image_url):
             body = {"model": f"bench/{name}", "messages": _image_messages(url, f"what is this? ({name})")}
             reply = evidence.response(f"chat {name}", httpx2.post(chat, json=body, headers=headers, timeout=60))
+            assert reply.status_code == 200, reply.text
+            calls += [seat["call"] for seat in reply.json()["bench"]["seats"]]
+        if name == "fourth":  # the raw base64 counts as text: too long for the small windows elsewhere
+            shapes = {"model": f"bench/{name}", **_every_shape(image_url)}
+            reply = evidence.response(f"shapes {name}", httpx2.post(chat, json=shapes, headers=headers, timeout=60))
             assert reply.status_code == 200, reply.text
             calls += [seat["call"] for seat in reply.json()["bench"]["seats"]]
         streamed = {
@@ -261,7 +304,7 @@ def test_no_canary_reaches_the_database_exports_logs_or_pages(tmp_path, monkeypa
             "/v1/models", {"error": {"message": f"Incorrect API key provided: {PROVIDER_STORED}"}}, status=401
         )
         image_url = f"https://user:{URL_PASSWORD}@127.0.0.1:{image_host.port}/photos/cat.jpg?sig={URL_SIGNATURE}"
-        server = BenchServer(home, admin_token=ADMIN_TOKEN).start()
+        server = BenchServer(home, admin_token=ADMIN_TOKEN, key_env_allow=PROVIDER_ENV_NAME).start()
         try:
             key = _set_up(server, fake, refusing)
             calls = _run_panels(server, key, image_url, evidence)

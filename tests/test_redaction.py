@@ -1,7 +1,15 @@
 import base64
 import copy
 
-from benchwarmers.redaction import image_placeholder, redact_messages, scrub_text
+from benchwarmers.redaction import (
+    image_placeholder,
+    redact_messages,
+    redact_request,
+    scrub_answer,
+    scrub_text,
+    url_secrets,
+    without_query,
+)
 
 
 def data_url(nbytes: int, mime: str = "image/png") -> str:
@@ -138,3 +146,77 @@ def test_scrub_text_on_a_15_mb_string() -> None:
 def test_scrub_text_leaves_plain_text_alone() -> None:
     text = "nothing to see here: tokens, keys and bearers in prose.\n" * 1000
     assert scrub_text(text, ["not-in-the-text"]) == text
+
+
+def test_scrub_text_cuts_every_url_query_string_and_fragment() -> None:
+    text = (
+        "cannot fetch https://img.example/a.png?token=abc123&x=1, "
+        'nor "http://img.example/b.png#sig=xyz" nor https:\\/\\/img.example\\/c.png?sig=q\\" '
+        "see https://docs.example/errors and https://docs.example/limits?"
+    )
+    assert scrub_text(text) == (
+        "cannot fetch https://img.example/a.png?... "
+        'nor "http://img.example/b.png?..." nor https:\\/\\/img.example\\/c.png?...\\" '
+        "see https://docs.example/errors and https://docs.example/limits?..."
+    )
+
+
+def test_without_query_and_url_secrets() -> None:
+    assert without_query("https://api.example/v1?api-version=2024#x") == "https://api.example/v1?..."
+    assert without_query("https://api.example/v1") == "https://api.example/v1"
+    assert url_secrets("https://bob:hunter22@img.example/a.png?sig=abc%2Bdef&exp=1#frag") == [
+        "sig=abc%2Bdef&exp=1",
+        "frag",
+        "hunter22",
+        "abc%2Bdef",
+        "abc+def",
+        "1",
+    ]
+    assert url_secrets("data:image/png;base64,AAAA") == []
+
+
+def test_scrub_answer_removes_known_secrets_and_gateway_keys_but_keeps_content() -> None:
+    answer = (
+        f"key provider-secret-123, gateway bwk_{'A' * 43}, example sk-abcdefghijklmnopqrstu, "
+        f"Bearer YOUR_KEY, https://x.example/a?q=1, image {data_url(2048)}"
+    )
+    assert scrub_answer(answer, ["provider-secret-123"]) == (
+        "key [redacted], gateway [redacted], example sk-abcdefghijklmnopqrstu, "
+        "Bearer YOUR_KEY, https://x.example/a?q=1, image [image: data URL, 2 KB]"
+    )
+
+
+def test_long_base64_runs_in_any_string_become_placeholders_but_words_and_separators_stay() -> None:
+    raw = base64.b64encode(bytes(range(256)) * 8).decode()  # 2 KB
+    separator = "-" * 300
+    identifier = "snake_case_" * 30
+    hex_digest = "0123456789abcdef" * 20
+    redacted = redact_request(
+        {"metadata": {"blob": f"<{raw}>", "rule": separator, "name": identifier}, "h": hex_digest}
+    )
+    assert redacted.stored == {
+        "metadata": {"blob": "<[data: base64, 2 KB]>", "rule": separator, "name": identifier},
+        # Letters and digits: a long hex run reads as data too (the seats still get it as sent).
+        "h": "[data: base64, 1 KB]",
+    }
+    assert redacted.hidden == ()
+
+
+def test_redact_request_notes_the_secrets_of_image_urls() -> None:
+    body = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": "https://img.example/a.png?sig=abcdefgh123"}},
+                    {"type": "input_image", "image_url": "https://u:passw0rd!@img.example/b.png"},
+                ],
+            }
+        ]
+    }
+    redacted = redact_request(body)
+    assert redacted.stored["messages"][0]["content"] == [
+        {"type": "text", "text": "[image: https://img.example/a.png?...]"},
+        {"type": "text", "text": "[image: https://img.example/b.png]"},
+    ]
+    assert redacted.hidden == ("sig=abcdefgh123", "abcdefgh123", "passw0rd!")

@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     client: str = Field(default="builtin", validation_alias=_env("BENCH_CLIENT"))
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
+    key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
 
     @classmethod
     def settings_customise_sources(
@@ -108,6 +109,11 @@ class Settings(BaseSettings):
     def trusted_proxy_list(self) -> tuple[str, ...]:
         """The peers whose X-Forwarded-For is believed; none unless BENCHWARMERS_TRUSTED_PROXIES says."""
         return tuple(e.strip() for e in self.trusted_proxies.split(",") if e.strip())
+
+    @property
+    def key_env_names(self) -> frozenset[str]:
+        """Variables an endpoint may name as its key beyond the built-in rule (BENCHWARMERS_KEY_ENV_ALLOW)."""
+        return frozenset(name.strip() for name in self.key_env_allow.split(",") if name.strip())
 
     @property
     def keys_required(self) -> bool:

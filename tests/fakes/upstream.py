@@ -59,6 +59,9 @@ class Behaviour:
     hang: bool = False
     usage: dict[str, Any] | None = None
     slow_stream: float = 0.0
+    # A careless provider: the answer (or, with an error status, the error message) quotes the bearer
+    # key and the messages it was sent.
+    echo: bool = False
 
 
 @dataclass
@@ -136,6 +139,12 @@ def _text_chars(request: Any) -> int:
 
 def _tokens(chars: int) -> int:
     return math.ceil(chars / 4)
+
+
+def echoed(token: str, request: Any) -> str:
+    """What an `echo` model says: the key it was sent and the messages, as JSON."""
+    messages = request.get("messages") if isinstance(request, dict) else None
+    return f"key={token} messages={orjson.dumps(messages).decode()}"
 
 
 class FakeUpstream:
@@ -363,15 +372,17 @@ class FakeUpstream:
             extra.setdefault("x-request-id", f"req_{next(self._ids)}")
             failure = _failure(behaviour, model, token, data)
             if failure is None and data.get("stream"):
-                return await self._stream(behaviour, model, data, extra, writer)
-            response = failure or _Response(200, orjson.dumps(self._completion(behaviour, model, data)))
+                return await self._stream(behaviour, model, token, data, extra, writer)
+            response = failure or _Response(200, orjson.dumps(self._completion(behaviour, model, token, data)))
             return await _send(writer, response, extra, drop=behaviour.drop)
         finally:
             self.in_flight -= 1
 
-    def _answer(self, behaviour: Behaviour, model: str) -> str:
+    def _answer(self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> str:
         if behaviour.empty:
             return ""
+        if behaviour.echo:
+            return echoed(token, data)
         return behaviour.reply if behaviour.reply is not None else f"answer from {model}"
 
     def _usage(self, behaviour: Behaviour, data: dict[str, Any], answer: str) -> dict[str, Any]:
@@ -380,8 +391,8 @@ class FakeUpstream:
         prompt, completion = _tokens(_text_chars(data)), _tokens(len(answer))
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
-    def _completion(self, behaviour: Behaviour, model: str, data: dict[str, Any]) -> dict[str, Any]:
-        answer = self._answer(behaviour, model)
+    def _completion(self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> dict[str, Any]:
+        answer = self._answer(behaviour, model, token, data)
         return {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
@@ -402,11 +413,12 @@ class FakeUpstream:
         self,
         behaviour: Behaviour,
         model: str,
+        token: str,
         data: dict[str, Any],
         extra: dict[str, str],
         writer: asyncio.StreamWriter,
     ) -> bool:
-        answer = self._answer(behaviour, model)
+        answer = self._answer(behaviour, model, token, data)
         options = data.get("stream_options")
         with_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         base: dict[str, Any] = {
@@ -471,6 +483,9 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
         )
         error = _error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
         return _Response(400, orjson.dumps(error))
+    if behaviour.status != 200 and behaviour.echo:
+        error = _error_body(echoed(token, data), "invalid_request_error", None)
+        return _Response(behaviour.status, orjson.dumps(error))
     if behaviour.status != 200:
         return _Response(behaviour.status, orjson.dumps(_default_error(behaviour.status, model, token)))
     return None

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.gateway_config import read_stored
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
@@ -37,6 +39,7 @@ class EndpointView:
     api_key_env: str | None
     api_key_last4: str | None
     ref: EndpointRef
+    key_refused: str | None = None  # why its api_key_env is not read (an endpoint added before the rule)
 
 
 @dataclass(frozen=True)
@@ -103,16 +106,24 @@ class Snapshot:
     loaded_at: float = field(default_factory=time.time)
 
 
-def endpoint_key(row: dict[str, Any], secrets: SecretBox) -> str | None:
-    """The endpoint's API key: from its environment variable, else the stored (encrypted) one."""
+def key_refusal(row: dict[str, Any], allowed: Iterable[str]) -> str | None:
+    """Why the endpoint's key variable may not be read (see bench/admin/key_names.py), or None."""
+    return key_env_refusal(row["api_key_env"], allowed) if row.get("api_key_env") else None
+
+
+def endpoint_key(row: dict[str, Any], secrets: SecretBox, allowed: Iterable[str]) -> str | None:
+    """The endpoint's API key: from its environment variable (when the rule lets it be read), else the
+    stored (encrypted) one."""
     if row.get("api_key_env"):
+        if key_refusal(row, allowed):
+            return None
         return os.environ.get(row["api_key_env"]) or None
     if row.get("api_key_enc"):
         return secrets.decrypt(row["api_key_enc"])
     return None
 
 
-async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
+async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_envs: Iterable[str]) -> Snapshot:
     version = await config_version(conn)
     snapshot = Snapshot(version=version)
     by_id: dict[int, EndpointView] = {}
@@ -129,9 +140,10 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox) -> Snapshot:
             ref=EndpointRef(
                 name=row["name"],
                 base_url=row["base_url"],
-                api_key=endpoint_key(row, secrets),
+                api_key=endpoint_key(row, secrets, allowed_key_envs),
                 kind=row["kind"],
             ),
+            key_refused=key_refusal(row, allowed_key_envs),
         )
         snapshot.endpoints[view.name] = view
         by_id[view.id] = view

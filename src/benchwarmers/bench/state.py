@@ -101,7 +101,7 @@ class BenchState:
                 async with self._snapshot_lock:
                     current = self._snapshot
                     if current is None or current.version != version:
-                        current = await load_snapshot(conn, self.secrets)
+                        current = await load_snapshot(conn, self.secrets, self.settings.key_env_names)
                         self._snapshot = current
                     cached = current
         self._stamp, self._checked_at = stamp, checked_at

@@ -1,6 +1,7 @@
 """Gateway key rows: a name, the key's SHA-256 and last four characters, scopes, times.
 
-The key itself is never stored. A revoked key keeps its row (its name is on the calls it made).
+The key itself is never stored. A revoked key keeps its row (its name is on the calls it made), so
+its name is never given to another key.
 """
 
 from __future__ import annotations
@@ -27,11 +28,6 @@ async def get_key(conn: AsyncConnection, name: str) -> dict[str, Any] | None:
 
 async def insert_key(conn: AsyncConnection, **values: Any) -> None:
     await conn.execute(gateway_keys.insert().values(**values))
-
-
-async def replace_key(conn: AsyncConnection, name: str, **values: Any) -> None:
-    """Give a revoked key's name to a new key (the old hash stops existing)."""
-    await conn.execute(gateway_keys.update().where(gateway_keys.c.name == name).values(**values))
 
 
 async def revoke_key(conn: AsyncConnection, name: str, at: float) -> None:

@@ -8,9 +8,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
+from benchwarmers.redaction import without_query
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import UpstreamFailure
@@ -28,6 +30,13 @@ def check_base_url(url: str) -> str:
         )
     if parts.username or parts.password:
         raise InvalidRequest("base URL must not carry a user:password; use --api-key-env", param="base_url")
+    if parts.query or parts.fragment or url.strip().endswith(("?", "#")):
+        # Paths are appended to the base URL, and a query may hold a key that would be shown everywhere.
+        raise InvalidRequest(
+            "base URL must not carry a query string or fragment (?... or #...); a key goes in --api-key-env "
+            "or --api-key",
+            param="base_url",
+        )
     return url.strip().rstrip("/")
 
 
@@ -35,7 +44,8 @@ def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
     """An endpoint as shown anywhere: the stored key only as its last four characters."""
     return {
         "name": row["name"],
-        "base_url": row["base_url"],
+        # Endpoints added before query strings were refused may carry one: never shown.
+        "base_url": without_query(row["base_url"]),
         "kind": row["kind"],
         "api_key_env": row["api_key_env"],
         "api_key": f"…{row['api_key_last4']}" if row.get("api_key_last4") else None,
@@ -73,6 +83,9 @@ class Endpoints:
             raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
         if api_key_env and not ENV_NAME.match(api_key_env):
             raise InvalidRequest(f"{api_key_env!r} is not an environment variable name", param="api_key_env")
+        refusal = key_env_refusal(api_key_env, self.state.settings.key_env_names) if api_key_env else None
+        if refusal:
+            raise InvalidRequest(refusal, param="api_key_env", code="api_key_env_not_allowed")
         async with self.state.write() as conn:
             if await roster.get_endpoint(conn, name):
                 raise Conflict(

@@ -177,10 +177,15 @@ class Keys:
                     param="name",
                     code="key_exists",
                 )
-            if existing is None:
-                await key_rows.insert_key(conn, name=name, **values)
-            else:
-                await key_rows.replace_key(conn, name, **values)
+            if existing is not None:
+                # A caller is its name: a new key by this name would read and judge the old key's panels.
+                raise Conflict(
+                    f"the name {name!r} belonged to a gateway key that was revoked, and a name is never given "
+                    "to a second key (it would see the first one's panels); pick another name",
+                    param="name",
+                    code="key_name_revoked",
+                )
+            await key_rows.insert_key(conn, name=name, **values)
             record = KeyRecord.from_row({"name": name, **values})
             await record_change(
                 conn,
@@ -188,7 +193,6 @@ class Keys:
                 subject="key",
                 name=name,
                 action="create",
-                before=KeyRecord.from_row(existing).logged() if existing else None,
                 after=record.logged(),
             )
         return key, record.public()

@@ -20,10 +20,10 @@ from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
-from benchwarmers.redaction import redact_messages
+from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
-from benchwarmers.upstream.failures import UpstreamFailure
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
 CANCELLED = "cancelled: client disconnected"
 
@@ -39,6 +39,7 @@ class PreparedPanel:
     shape_by: str
     plan: SeatPlan
     stored: dict[str, Any]  # the request as it may be written down: images as placeholders
+    hidden: tuple[str, ...]  # what its image URLs carried (query strings, passwords): scrubbed everywhere
     chat: ChatBody
     content: req.Content
     estimate: int
@@ -68,11 +69,11 @@ def request_hash(body_bytes: bytes | bytearray) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
 
 
-def redacted_request(body: dict[str, Any]) -> dict[str, Any]:
-    """The request as it may be stored: images as placeholders, nothing else changed."""
-    stored = {k: v for k, v in body.items() if k != "messages"}
-    stored["messages"] = redact_messages(body.get("messages") or [])
-    return stored
+def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
+    """Remove every secret the bench knows from what a call gave back, before it is used, kept or shown."""
+    outcome.answer = scrub_answer(outcome.answer, secrets)
+    if outcome.error:
+        outcome.error = scrub_text(outcome.error, secrets)
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
@@ -249,6 +250,7 @@ def seat_panel(
             code="empty_panel",
         )
     stream_options = body.get("stream_options") or {}
+    redacted = redact_request(body)
     return PreparedPanel(
         panel_id=panel_id,
         caller=caller,
@@ -258,7 +260,8 @@ def seat_panel(
         shape=shape,
         shape_by=shape_by,
         plan=plan,
-        stored=redacted_request(body),
+        stored=redacted.stored,
+        hidden=redacted.hidden,
         chat=ChatBody.from_request(body),
         content=draft.content,
         estimate=estimate,
@@ -284,6 +287,11 @@ async def call_model(
     endpoint = snapshot.endpoints[model.endpoint]
     started = time.perf_counter()
     outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
+    if endpoint.key_refused:
+        # Its key variable is not one the bench reads: the model is not asked without its key.
+        failure = UpstreamFailure(FailureKind.auth, endpoint.key_refused)
+        outcome.error, outcome.failure = str(failure), failure
+        return outcome
     try:
         result = await pool.chat(endpoint.ref, body, seat_timeout)
     except UpstreamFailure as failure:

@@ -23,6 +23,7 @@ from benchwarmers.bench.panels.prepare import (
     fixed_shape,
     read_request,
     run_seats,
+    scrub_outcome,
     seat_panel,
 )
 from benchwarmers.bench.panels.record import Recorder
@@ -195,20 +196,35 @@ class Panels:
         timeout = float(snapshot.gateway["seat_timeout"])
         self.state.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
         outcomes = await run_seats(self.state.upstream, snapshot, panel, timeout, disconnected)
+        secrets = self.known_secrets(snapshot, panel)
+        # Before anything reads them: the merger must not be sent one provider's key echoed by another.
+        for outcome in (*outcomes, *([panel.decision] if panel.decision else [])):
+            scrub_outcome(outcome, secrets)
+        panel.shape_by = scrub_text(panel.shape_by, secrets)
         merged: Merged | None = None
         if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
-            merged = await self._merge(panel, outcomes, snapshot, timeout)
+            merged = await self._merge(panel, outcomes, snapshot, timeout, secrets)
         extra = [o for o in (merged.outcome if merged else None, panel.decision) if o is not None]
-        secrets = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
-        for outcome in (*outcomes, *extra):
-            if outcome.error:
-                outcome.error = scrub_text(outcome.error, secrets)
         reply = self.build_reply(panel, outcomes, merged)
         await self.record(panel, [*outcomes, *extra], reply, idempotency_key, time.perf_counter() - started)
         return reply
 
+    def known_secrets(self, snapshot: Snapshot, panel: PreparedPanel) -> list[str]:
+        """Every secret the bench knows while running this panel: the endpoints' provider keys, the
+        admin token, and what the request's image URLs carried. (Gateway keys are stored only hashed;
+        anything shaped like one is scrubbed by its form.)"""
+        found = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
+        if self.state.settings.admin_token:
+            found.append(self.state.settings.admin_token)
+        return [*found, *panel.hidden]
+
     async def _merge(
-        self, panel: PreparedPanel, outcomes: list[SeatOutcome], snapshot: Snapshot, seat_timeout: float
+        self,
+        panel: PreparedPanel,
+        outcomes: list[SeatOutcome],
+        snapshot: Snapshot,
+        seat_timeout: float,
+        secrets: list[str],
     ) -> Merged:
         answers = [(o.alias, o.answer) for o in outcomes if o.status == "ok"]
         if not answers:
@@ -233,6 +249,7 @@ class Panels:
             body=body,
             seat_timeout=seat_timeout,
         )
+        scrub_outcome(outcome, secrets)
         merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
         if outcome.status == "error":
             merged.note = f"the merger {plan.alias} failed ({outcome.error}), so here is every answer"

@@ -17,7 +17,7 @@ import orjson
 from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
 from benchwarmers.upstream.client import UpstreamPool
-from benchwarmers.upstream.failures import UpstreamFailure
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -157,7 +157,10 @@ async def ask_decision_model(
 ) -> tuple[str, float, str]:
     """One question to a decision model: (shape, confidence, raw answer). Raises UpstreamFailure
     when the call fails and ValueError when the answer is not a shape with a confidence."""
-    endpoint = snapshot.endpoints[model.endpoint].ref
+    view = snapshot.endpoints[model.endpoint]
+    if view.key_refused:
+        raise UpstreamFailure(FailureKind.auth, view.key_refused)
+    endpoint = view.ref
     if row["kind"] == "choice":
         url = f"{endpoint.base_url}/{row['path']}"
         data = await pool.request_json(

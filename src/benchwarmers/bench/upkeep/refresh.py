@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.collection_rules import suggest
-from benchwarmers.bench.snapshot import endpoint_key
+from benchwarmers.bench.snapshot import endpoint_key, key_refusal
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
-from benchwarmers.errors import NotFound
+from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.settings import Settings
 from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import gateway_settings as setting_rows
@@ -87,7 +87,15 @@ async def refresh_endpoint(state: BenchState, name: str, *, actor: str | None = 
         if row is None:
             names = [r["name"] for r in await roster.list_endpoints(conn)]
             raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
-    ref = EndpointRef(name=name, base_url=row["base_url"], api_key=endpoint_key(row, state.secrets), kind=row["kind"])
+    allowed = state.settings.key_env_names
+    refused = key_refusal(row, allowed)
+    if refused:
+        # An endpoint added before the rule: its variable is never read, nor the listing asked for without it.
+        async with state.write() as conn:
+            await roster.update_endpoint(conn, row["id"], refresh_error=refused[:500])
+        raise InvalidRequest(refused, param="api_key_env", code="api_key_env_not_allowed")
+    key = endpoint_key(row, state.secrets, allowed)
+    ref = EndpointRef(name=name, base_url=row["base_url"], api_key=key, kind=row["kind"])
 
     async def fetch_json(method: str, url: str, body: Any | None) -> Any:
         return await state.upstream.request_json(ref, method, url, json=body)
