@@ -267,7 +267,7 @@ async def delete_decision_model(alias: str, request: Request) -> Response:
 def _limit(raw: str | None, default: int, top: int) -> int:
     if raw is None:
         return default
-    if not raw.isdigit() or not 1 <= int(raw) <= top:
+    if not raw.isdecimal() or not 1 <= int(raw) <= top:
         raise InvalidRequest(f"limit must be a whole number from 1 to {top}", param="limit")
     return int(raw)
 
@@ -293,7 +293,7 @@ async def get_alerts(request: Request) -> Response:
 @router.post("/api/alerts/{alert_id}/ack")
 async def acknowledge_alert(alert_id: str, request: Request) -> Response:
     actor = await admin_for(request)
-    if not alert_id.isdigit():
+    if not alert_id.isdecimal():
         raise InvalidRequest(f"alert id {alert_id!r} is not a number", param="id")
     return json_response(await bench_alerts.acknowledge(_bench(request).state, int(alert_id), actor=actor))
 
@@ -301,7 +301,7 @@ async def acknowledge_alert(alert_id: str, request: Request) -> Response:
 def min_window(raw: str | None) -> int | None:
     if not raw:
         return None
-    if not raw.isdigit():
+    if not raw.isdecimal():
         raise InvalidRequest("min_context must be a whole number of tokens", param="min_context")
     return int(raw)
 

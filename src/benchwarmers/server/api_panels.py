@@ -35,7 +35,7 @@ ERROR_CHARS = 300  # a failed seat's reason on its chip; the whole of it is in t
 def _limit(raw: str | None) -> int:
     if raw is None:
         return PAGE
-    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+    if not raw.isdecimal() or not 1 <= int(raw) <= MAX_PAGE:
         raise InvalidRequest(f"limit must be a whole number from 1 to {MAX_PAGE}", param="limit")
     return int(raw)
 

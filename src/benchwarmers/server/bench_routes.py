@@ -24,7 +24,7 @@ async def post_verdict(request: Request) -> Response:
 def _limit(raw: str | None) -> int:
     if raw is None:
         return 20
-    if not raw.isdigit() or not 1 <= int(raw) <= 200:
+    if not raw.isdecimal() or not 1 <= int(raw) <= 200:
         raise InvalidRequest("limit must be a whole number from 1 to 200", param="limit")
     return int(raw)
 

@@ -160,7 +160,7 @@ async def leaderboard_page(request: Request) -> Response:
 
 
 def _page_number(raw: str | None) -> int:
-    return int(raw) if raw and raw.isdigit() and int(raw) >= 1 else 1
+    return int(raw) if raw and raw.isdecimal() and int(raw) >= 1 else 1
 
 
 @router.get("/discover")

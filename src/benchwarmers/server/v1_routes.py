@@ -78,7 +78,7 @@ async def chat_completions(request: Request) -> Response:
     del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
     idempotency_key = request.headers.get("idempotency-key") or None
     retry = request.headers.get("x-stainless-retry-count", "0")
-    if idempotency_key or (retry.isdigit() and int(retry) > 0):
+    if idempotency_key or (retry.isdecimal() and int(retry) > 0):
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
             return _answer(recorded, bool(body.get("stream")), _include_usage(body))

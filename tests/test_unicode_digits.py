@@ -1,0 +1,69 @@
+"""Digits `str.isdigit` accepts and `int` refuses ('³', '²'): a refusal or a default, never a 500.
+
+Schemathesis found `POST /api/alerts/³/ack` answering 500 (ValueError in `int`); every number the
+server reads from a path, a query or a header was read the same way.
+"""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from tests.benchserver import BenchServer, listed
+from tests.fakes.upstream import FakeUpstream
+
+
+def refusal(message: str, param: str) -> dict[str, object]:
+    return {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": "invalid_request"}}
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("GET", "/bench/panels?limit=%C2%B3", refusal("limit must be a whole number from 1 to 200", "limit")),
+        ("GET", "/api/panels?limit=%C2%B3", refusal("limit must be a whole number from 1 to 100", "limit")),
+        ("GET", "/api/changes?limit=%C2%B2", refusal("limit must be a whole number from 1 to 1000", "limit")),
+        ("GET", "/api/discover?limit=%C2%B3", refusal("limit must be a whole number from 1 to 10000", "limit")),
+        (
+            "GET",
+            "/api/discover?min_context=%C2%B3",
+            refusal("min_context must be a whole number of tokens", "min_context"),
+        ),
+        ("POST", "/api/alerts/%C2%B3/ack", refusal("alert id '³' is not a number", "id")),
+    ],
+)
+def test_superscript_numbers_are_refused_with_400(server: BenchServer, method: str, path: str, body: dict) -> None:
+    response = httpx2.request(method, f"{server.url}{path}")
+    assert (response.status_code, response.json()) == (400, body)
+
+
+def test_a_superscript_page_number_shows_the_first_page(server: BenchServer) -> None:
+    response = httpx2.get(f"{server.url}/discover?page=%C2%B3")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/html; charset=utf-8"
+
+
+def test_a_superscript_retry_count_is_not_a_retry(server: BenchServer) -> None:
+    response = httpx2.post(
+        f"{server.url}/v1/chat/completions",
+        headers={"x-stainless-retry-count": b"\xb3"},  # latin-1 for '³'
+        json={"model": "bench/none", "messages": [{"role": "user", "content": "hi"}]},
+    )
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "model_not_found"
+
+
+def test_a_listing_with_a_superscript_window_is_still_read(server: BenchServer, fake_upstream: FakeUpstream) -> None:
+    odd = {**listed("odd"), "context_length": "³"}
+    fake_upstream.listing("/v1/models", {"object": "list", "data": [odd, listed("plain", 8_000)]})
+    added = httpx2.post(
+        f"{server.url}/api/endpoints", json={"name": "f", "base_url": fake_upstream.base_url, "kind": "openrouter"}
+    )
+    assert added.status_code == 201
+    refreshed = httpx2.post(f"{server.url}/api/endpoints/f/refresh")
+    assert (refreshed.status_code, refreshed.json()) == (
+        200,
+        {"name": "f", "listed": 2, "added": 2, "gone": 0, "went_paid": 0, "retiring": 0},
+    )
+    windows = {m["alias"]: m["context_window"] for m in httpx2.get(f"{server.url}/api/models").json()["data"]}
+    assert windows == {"f/odd": None, "f/plain": 8_000}
