@@ -1,7 +1,10 @@
-"""Digits `str.isdigit` accepts and `int` refuses ('³', '²'): a refusal or a default, never a 500.
+"""What the fuzzers found, each pinned by an exact request over real HTTP.
 
-Schemathesis found `POST /api/alerts/³/ack` answering 500 (ValueError in `int`); every number the
-server reads from a path, a query or a header was read the same way.
+- Digits `str.isdigit` accepts and `int` refuses ('³', '²'): schemathesis found
+  `POST /api/alerts/³/ack` answering 500 (ValueError in `int`); every number the server read from a
+  path, a query or a header was read the same way. Now a refusal or a default.
+- An image URL with a bracketed host that is no IPv6 address (`https://[`): the request-reader
+  properties found `urlsplit` raising ValueError, a 500. Now a 400 naming `messages`.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from tests.benchserver import BenchServer, listed
+from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 
 
@@ -67,3 +70,24 @@ def test_a_listing_with_a_superscript_window_is_still_read(server: BenchServer, 
     )
     windows = {m["alias"]: m["context_window"] for m in httpx2.get(f"{server.url}/api/models").json()["data"]}
     assert windows == {"f/odd": None, "f/plain": 8_000}
+
+
+@pytest.mark.parametrize("url", ["https://[", "https://[]/cat.png", "https://[::1/cat.png", "https://]"])
+def test_an_image_url_with_a_broken_bracketed_host_is_refused(
+    server: BenchServer, fake_upstream: FakeUpstream, url: str
+) -> None:
+    add_fake_endpoint(server, fake_upstream, models=[listed("eye", vision=True)])
+    server.admin(lambda bench: bench.collections.add_collection({"name": "look", "members": ["fake/eye"]}))
+    image = {"type": "image_url", "image_url": {"url": url}}
+    response = httpx2.post(
+        f"{server.v1}/chat/completions",
+        json={"model": "bench/look", "messages": [{"role": "user", "content": [{"type": "text", "text": "?"}, image]}]},
+    )
+    assert (response.status_code, response.json()) == (
+        400,
+        refusal(
+            "messages[0]: the image URL is not a valid URL; send an https:// URL or a data:image/...;base64 URL",
+            "messages",
+        ),
+    )
+    assert fake_upstream.chat_requests == []
