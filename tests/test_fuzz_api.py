@@ -1,0 +1,210 @@
+"""Schemathesis against the bench's own OpenAPI document, in each access mode, over real HTTP.
+
+A real `benchwarmers serve` process (the fake provider behind a two-member collection) answers
+whatever `/openapi.json` describes: paths, parameters and, where the document has them, bodies.
+Every operation gets schema-valid and schema-violating cases until the mode has had its share of
+the total (at least 2,000 over the three modes). The checks: no response is a 5xx (schemathesis'
+`not_a_server_error`), and the server's log holds no traceback and no logged error afterwards.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.errors import FailureGroup
+from schemathesis.schemas import APIOperation
+
+from benchwarmers.bench.services import Bench
+from benchwarmers.settings import is_loopback
+from tests.fakes.upstream import FakeUpstream
+from tests.serveprocess import ServeProcess, fake_endpoint, problems_in_log, run_admin
+
+ADMIN_TOKEN = "fuzz-admin-token-5b1e0c7d9a2f4e6b8c0d1e2f3a4b5c6d"
+MODES: dict[str, dict[str, str]] = {
+    "local": {},
+    "require-keys": {"BENCHWARMERS_REQUIRE_KEYS": "1"},
+    "admin-token": {"BENCHWARMERS_ADMIN_TOKEN": ADMIN_TOKEN},
+}
+TOTAL_CASES = 2_000
+CASES_PER_MODE = math.ceil(TOTAL_CASES / len(MODES))
+MAX_PASSES = 8  # passes over the operations whose cases are not used up; bounds the run
+COLLECTION = "fuzz"
+MODELS = ["m1", "m2", "m3"]
+
+
+@dataclass
+class Credentials:
+    key: str | None = None  # a gateway key, for /v1 and /bench
+    token: str | None = None  # the admin token, for /api
+    session: str | None = None  # the dashboard's session cookie, for the pages
+
+    def headers(self, path: str) -> dict[str, str]:
+        bearer = self.token if path.startswith("/api") else self.key
+        return {"authorization": f"Bearer {bearer}"} if bearer else {}
+
+    def cookies(self) -> dict[str, str]:
+        return {"bw_session": self.session} if self.session else {}
+
+
+@dataclass
+class Tally:
+    cases: int = 0
+    by_operation: dict[str, int] = field(default_factory=dict)
+    server_errors: list[str] = field(default_factory=list)
+    statuses: Counter[int] = field(default_factory=Counter)
+
+
+def prepare_home(home: Path, fake: FakeUpstream, mode: str) -> Credentials:
+    fake_endpoint(home, fake, MODELS)
+
+    async def setup(bench: Bench) -> str | None:
+        members = [f"fake/{m}" for m in MODELS[:2]]
+        await bench.collections.add_collection({"name": COLLECTION, "members": members, "description": "fuzzing"})
+        if mode == "local":
+            return None
+        key, _record = await bench.keys.create("fuzz-caller-7f3a")
+        return key
+
+    key = run_admin(home, setup)
+    return Credentials(key=key, token=ADMIN_TOKEN if mode == "admin-token" else None)
+
+
+def login(server: ServeProcess, credentials: Credentials) -> None:
+    response = requests.post(
+        f"{server.url}/login", data={"token": ADMIN_TOKEN, "next": "/"}, allow_redirects=False, timeout=10
+    )
+    assert response.status_code == 303
+    credentials.session = response.cookies["bw_session"]
+
+
+def keep_on_loopback(case: Any, loopback_url: str) -> None:
+    """A body that names a provider URL gets the fake's: the fuzzer must never make the bench call
+    an address beyond loopback (a refresh fetches the listing of whatever endpoint was added)."""
+    if isinstance(case.body, dict):
+        if "base_url" in case.body:
+            case.body["base_url"] = loopback_url
+        case.body.pop("preset", None)
+
+
+def aim_at_the_collection(case: Any, aim: bool) -> None:
+    """Half of the panel requests with a body name the real collection, so panels run on fuzzed fields."""
+    if aim and case.path == "/v1/chat/completions" and isinstance(case.body, dict):
+        case.body["model"] = f"bench/{COLLECTION}"
+
+
+def strategy(operation: APIOperation) -> Any:
+    return operation.as_strategy(GenerationMode.POSITIVE) | operation.as_strategy(GenerationMode.NEGATIVE)
+
+
+def fuzz_operation(
+    operation: APIOperation,
+    examples: int,
+    server: ServeProcess,
+    fake: FakeUpstream,
+    credentials: Credentials,
+    tally: Tally,
+) -> int:
+    """Up to `examples` cases of one operation; returns how many ran (fewer: its cases ran out)."""
+    http = requests.Session()
+    ran = 0
+
+    @given(case=strategy(operation), aim=st.booleans())
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        phases=[Phase.generate],  # no shrinking: every 5xx is collected below, not just the first
+        suppress_health_check=list(HealthCheck),
+    )
+    def run(case: Any, aim: bool) -> None:
+        nonlocal ran
+        ran += 1
+        keep_on_loopback(case, fake.base_url)
+        aim_at_the_collection(case, aim)
+        response = case.call(
+            base_url=server.url,
+            session=http,
+            headers=credentials.headers(case.path),
+            cookies=credentials.cookies(),
+            allow_redirects=False,
+            timeout=60,
+        )
+        tally.statuses[response.status_code] += 1
+        try:
+            case.validate_response(response, checks=[not_a_server_error])
+        except FailureGroup:
+            tally.server_errors.append(
+                f"{operation.label} -> {response.status_code} {response.text[:500]!r}\n  {case.as_curl_command()}"
+            )
+
+    try:
+        run()
+    finally:
+        http.close()
+    return ran
+
+
+def fuzz(server: ServeProcess, fake: FakeUpstream, credentials: Credentials, target: int) -> Tally:
+    schema = schemathesis.openapi.from_url(
+        f"{server.url}/openapi.json", headers=credentials.headers("/api/openapi"), timeout=10
+    )
+    operations = [result.ok() for result in schema.get_all_operations()]
+    tally = Tally()
+    open_ops = list(operations)
+    # A pass gives every operation whose cases are not used up an equal share of what is left;
+    # one with a finite space (no parameters, no body) runs its few cases and drops out.
+    for _ in range(MAX_PASSES):
+        if tally.cases >= target or not open_ops:
+            break
+        share = max(5, math.ceil((target - tally.cases) / len(open_ops)))
+        still_open = []
+        for operation in open_ops:
+            ran = fuzz_operation(operation, share, server, fake, credentials, tally)
+            tally.cases += ran
+            tally.by_operation[operation.label] = tally.by_operation.get(operation.label, 0) + ran
+            if ran >= share:
+                still_open.append(operation)
+        open_ops = still_open
+    return tally
+
+
+@pytest.mark.parametrize("mode", list(MODES))
+def test_fuzzing_the_openapi_document_finds_no_server_error(mode: str, tmp_path: Path) -> None:
+    home, log = tmp_path / "home", tmp_path / "serve.log"
+    with FakeUpstream(default_latency=0.0) as fake:
+        credentials = prepare_home(home, fake, mode)
+        server = ServeProcess(home, log, **MODES[mode]).start()
+        try:
+            if mode == "admin-token":
+                login(server, credentials)
+            started = time.monotonic()
+            tally = fuzz(server, fake, credentials, CASES_PER_MODE)
+            seconds = time.monotonic() - started
+        finally:
+            server.stop()
+
+    print(f"{mode}: {tally.cases} cases, {len(tally.by_operation)} operations, {seconds:.1f} s, {dict(tally.statuses)}")
+    assert tally.server_errors == []
+    assert problems_in_log(server.log_text()) == []
+    assert tally.cases >= CASES_PER_MODE, tally.by_operation
+    # Every operation in the document was called at least once.
+    assert all(count > 0 for count in tally.by_operation.values()), tally.by_operation
+
+    async def endpoints(bench: Bench) -> list[dict[str, Any]]:
+        return await bench.endpoints.list_endpoints()
+
+    hosts = {urlsplit(row["base_url"]).hostname for row in run_admin(home, endpoints)}
+    assert all(host is not None and is_loopback(host) for host in hosts), hosts
