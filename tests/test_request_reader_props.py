@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 import orjson
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
 from benchwarmers.bench.history import SeatHistory
@@ -274,6 +274,7 @@ def read(raw: bytes) -> PreparedPanel | BenchError:
 
 
 def check(raw: bytes) -> None:
+    note(f"body ({len(raw):,} bytes): {raw[:400]!r}")
     outcome = read(raw)
     # `pytest --hypothesis-show-statistics` shows how far the draws got.
     event("seated" if isinstance(outcome, PreparedPanel) else f"refused {outcome.status} ({outcome.param})")
