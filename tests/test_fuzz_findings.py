@@ -5,6 +5,9 @@
   path, a query or a header was read the same way. Now a refusal or a default.
 - An image URL with a bracketed host that is no IPv6 address (`https://[`): the request-reader
   properties found `urlsplit` raising ValueError, a 500. Now a 400 naming `messages`.
+- Gateway settings that stall the bench, which schemathesis draws as soon as the settings body is
+  in the OpenAPI document: `endpoint_concurrency` 0 left every seat waiting for a free connection
+  until its timeout, `ping_interval` 0 made a stream send pings without pause. Now refused.
 """
 
 from __future__ import annotations
@@ -91,3 +94,20 @@ def test_an_image_url_with_a_broken_bracketed_host_is_refused(
         ),
     )
     assert fake_upstream.chat_requests == []
+
+
+@pytest.mark.parametrize(
+    ("settings", "message", "param"),
+    [
+        ({"endpoint_concurrency": 0}, "endpoint_concurrency must be 1 or more", "endpoint_concurrency"),
+        ({"ping_interval": 0}, "ping_interval must be more than 0", "ping_interval"),
+        ({"ping_interval": -1.5}, "ping_interval must be more than 0", "ping_interval"),
+    ],
+)
+def test_gateway_settings_that_would_stall_every_panel_are_refused(
+    server: BenchServer, settings: dict[str, float], message: str, param: str
+) -> None:
+    response = httpx2.put(f"{server.url}/api/settings", json=settings)
+    assert (response.status_code, response.json()) == (400, refusal(message, param))
+    shown = httpx2.get(f"{server.url}/api/settings").json()
+    assert (shown["endpoint_concurrency"], shown["ping_interval"]) == (64, 5.0)

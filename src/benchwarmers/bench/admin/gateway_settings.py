@@ -40,6 +40,10 @@ class GatewaySettingsAdmin:
 
 # Upper bounds where one matters (the seat counts match a collection's own override).
 _GATEWAY_MAX = {"max_explorers": 20, "max_calls": 20, "epsilon": 1}
+# Where 0 would stall the bench: no free slot for any seat (each waits out its timeout), or a
+# stream that sends pings without pause.
+_GATEWAY_MIN = {"endpoint_concurrency": 1}
+_GATEWAY_ABOVE_ZERO = frozenset({"ping_interval"})
 
 
 def check_gateway_value(name: str, value: Any) -> None:
@@ -47,7 +51,9 @@ def check_gateway_value(name: str, value: Any) -> None:
     whole = isinstance(GATEWAY_DEFAULTS[name], int)
     if isinstance(value, bool) or not isinstance(value, int if whole else int | float):
         raise InvalidRequest(f"{name} must be a {'whole ' if whole else ''}number", param=name)
-    top = _GATEWAY_MAX.get(name)
-    if value < 0 or (top is not None and value > top):
-        bounds = f"from 0 to {top}" if top is not None else "0 or more"
+    if name in _GATEWAY_ABOVE_ZERO and value <= 0:
+        raise InvalidRequest(f"{name} must be more than 0", param=name)
+    top, low = _GATEWAY_MAX.get(name), _GATEWAY_MIN.get(name, 0)
+    if value < low or (top is not None and value > top):
+        bounds = f"from {low} to {top}" if top is not None else f"{low} or more"
         raise InvalidRequest(f"{name} must be {bounds}", param=name)
