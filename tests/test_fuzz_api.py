@@ -101,10 +101,41 @@ def keep_on_loopback(case: Any, loopback_url: str) -> None:
         case.body.pop("preset", None)
 
 
-def aim_at_the_collection(case: Any, aim: bool) -> None:
-    """Half of the panel requests with a body name the real collection, so panels run on fuzzed fields."""
-    if aim and case.path == "/v1/chat/completions" and isinstance(case.body, dict):
-        case.body["model"] = f"bench/{COLLECTION}"
+@dataclass(frozen=True)
+class Targets:
+    """Names that exist on the bench, for half of the cases to aim at (random names rarely hit one)."""
+
+    panel: str
+    call: str
+    alias: str = "fake/m1"
+
+
+def aim_at_what_exists(case: Any, targets: Targets) -> None:
+    """Panels on the real collection, verdicts on a real call, reads of a real panel and model, so
+    fuzzed fields reach the code behind the lookups. Nothing is aimed at a DELETE."""
+    if isinstance(case.body, dict):
+        if case.path == "/v1/chat/completions":
+            case.body["model"] = f"bench/{COLLECTION}"
+        if "call" in case.body:
+            case.body["call"] = targets.call
+    if case.method.upper() == "DELETE" or not case.path_parameters:
+        return
+    if "panel_id" in case.path_parameters:
+        case.path_parameters["panel_id"] = targets.panel
+    if "alias" in case.path_parameters:
+        case.path_parameters["alias"] = targets.alias
+
+
+def first_panel(server: ServeProcess, credentials: Credentials) -> Targets:
+    response = requests.post(
+        f"{server.url}/v1/chat/completions",
+        json={"model": f"bench/{COLLECTION}", "messages": [{"role": "user", "content": "Is 7 prime?"}]},
+        headers=credentials.headers("/v1/chat/completions"),
+        timeout=30,
+    )
+    assert response.status_code == 200, response.text
+    bench = response.json()["bench"]
+    return Targets(panel=bench["panel"], call=bench["seats"][0]["call"])
 
 
 def strategy(operation: APIOperation) -> Any:
@@ -117,6 +148,7 @@ def fuzz_operation(
     server: ServeProcess,
     fake: FakeUpstream,
     credentials: Credentials,
+    targets: Targets,
     tally: Tally,
 ) -> int:
     """Up to `examples` cases of one operation; returns how many ran (fewer: its cases ran out)."""
@@ -138,7 +170,8 @@ def fuzz_operation(
             return
         ran += 1
         keep_on_loopback(case, fake.base_url)
-        aim_at_the_collection(case, aim)
+        if aim:
+            aim_at_what_exists(case, targets)
         try:
             response = case.call(
                 base_url=server.url,
@@ -167,7 +200,7 @@ def fuzz_operation(
     return ran
 
 
-def fuzz(server: ServeProcess, fake: FakeUpstream, credentials: Credentials, target: int) -> Tally:
+def fuzz(server: ServeProcess, fake: FakeUpstream, credentials: Credentials, targets: Targets, target: int) -> Tally:
     schema = schemathesis.openapi.from_url(
         f"{server.url}/openapi.json", headers=credentials.headers("/api/openapi"), timeout=10
     )
@@ -182,7 +215,7 @@ def fuzz(server: ServeProcess, fake: FakeUpstream, credentials: Credentials, tar
         share = max(5, math.ceil((target - tally.cases) / len(open_ops)))
         still_open = []
         for operation in open_ops:
-            ran = fuzz_operation(operation, share, server, fake, credentials, tally)
+            ran = fuzz_operation(operation, share, server, fake, credentials, targets, tally)
             tally.cases += ran
             tally.by_operation[operation.label] = tally.by_operation.get(operation.label, 0) + ran
             if ran >= share:
@@ -201,7 +234,7 @@ def test_fuzzing_the_openapi_document_finds_no_server_error(mode: str, tmp_path:
             if mode == "admin-token":
                 login(server, credentials)
             started = time.monotonic()
-            tally = fuzz(server, fake, credentials, CASES_PER_MODE)
+            tally = fuzz(server, fake, credentials, first_panel(server, credentials), CASES_PER_MODE)
             seconds = time.monotonic() - started
         finally:
             server.stop()
