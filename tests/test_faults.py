@@ -360,12 +360,14 @@ def test_kill_9_under_load_keeps_every_acknowledged_panel_and_verdict(tmp_path: 
             stop.set()
             await asyncio.gather(*workers)
 
+    logs = []
     for number in range(ROUNDS):
         server = ServeProcess(home, tmp_path / f"serve-{number}.log").start()
         try:
             asyncio.run(round_(server))
         finally:
             server.stop()  # already killed: nothing to do, unless the round failed before the kill
+        logs.append(server.log_text())
 
     assert all(in_flight > 0 for in_flight in killed_with_in_flight), killed_with_in_flight
     assert load.server_errors == []
@@ -381,6 +383,8 @@ def test_kill_9_under_load_keeps_every_acknowledged_panel_and_verdict(tmp_path: 
     finally:
         server.stop()
     assert missing == []
+    logs.append(server.log_text())
+    assert [problems_in_log(log) for log in logs] == [[]] * (ROUNDS + 1)
     db = stored(home)
     assert db.integrity == "ok"
     assert all(db.seats[panel] == calls for panel, calls in load.panels)
