@@ -10,7 +10,9 @@ the total (at least 2,000 over the three modes). The checks: no response is a 5x
 from __future__ import annotations
 
 import math
+import random
 import time
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 import schemathesis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 from schemathesis.checks import not_a_server_error
@@ -41,7 +43,12 @@ MODES: dict[str, dict[str, str]] = {
 TOTAL_CASES = 2_000
 CASES_PER_MODE = math.ceil(TOTAL_CASES / len(MODES))
 ANSWER_WITHIN = 30.0  # seconds; the fake answers at once, so a panel takes milliseconds
-MAX_PASSES = 8  # passes over the operations whose cases are not used up; bounds the run
+MAX_PASSES = 8
+# Where Hypothesis runs derandomized (its "ci" profile, on when CI is set) the same cases every
+# time, like the rest of the suite; elsewhere new ones each run (the failures carry curl commands).
+RUN_SEED = (
+    0 if settings.default.derandomize else random.SystemRandom().getrandbits(32)
+)  # passes over the operations whose cases are not used up; bounds the run
 COLLECTION = "fuzz"
 MODELS = ["m1", "m2", "m3"]
 
@@ -67,6 +74,7 @@ class Tally:
     server_errors: list[str] = field(default_factory=list)
     statuses: Counter[int] = field(default_factory=Counter)
     unanswered: list[str] = field(default_factory=list)  # no response within ANSWER_WITHIN, or none at all
+    distinct: set[str] = field(default_factory=set)  # the requests sent, as curl commands
 
 
 def prepare_home(home: Path, fake: FakeUpstream, mode: str) -> Credentials:
@@ -150,8 +158,10 @@ def fuzz_operation(
     credentials: Credentials,
     targets: Targets,
     tally: Tally,
+    draw_seed: int,
 ) -> int:
-    """Up to `examples` cases of one operation; returns how many ran (fewer: its cases ran out)."""
+    """Up to `examples` cases of one operation drawn from `draw_seed`; returns how many ran (fewer:
+    its cases ran out)."""
     http = requests.Session()
     ran = 0
     unanswered = False
@@ -160,6 +170,7 @@ def fuzz_operation(
     @settings(
         max_examples=examples,
         deadline=None,
+        derandomize=False,  # the seed is set per pass
         database=None,
         phases=[Phase.generate],  # no shrinking: every 5xx is collected below, not just the first
         suppress_health_check=list(HealthCheck),
@@ -186,6 +197,7 @@ def fuzz_operation(
             tally.unanswered.append(f"{operation.label} -> {type(exc).__name__}\n  {case.as_curl_command()}")
             return
         tally.statuses[response.status_code] += 1
+        tally.distinct.add(case.as_curl_command())
         try:
             case.validate_response(response, checks=[not_a_server_error])
         except FailureGroup:
@@ -194,28 +206,32 @@ def fuzz_operation(
             )
 
     try:
-        run()
+        seed(draw_seed)(run)()
     finally:
         http.close()
     return ran
 
 
-def fuzz(server: ServeProcess, fake: FakeUpstream, credentials: Credentials, targets: Targets, target: int) -> Tally:
+def fuzz(
+    server: ServeProcess, fake: FakeUpstream, credentials: Credentials, targets: Targets, target: int, seed_text: str
+) -> Tally:
     schema = schemathesis.openapi.from_url(
         f"{server.url}/openapi.json", headers=credentials.headers("/api/openapi"), timeout=10
     )
     operations = [result.ok() for result in schema.get_all_operations()]
     tally = Tally()
     open_ops = list(operations)
-    # A pass gives every operation whose cases are not used up an equal share of what is left;
+    # Each pass draws from its own seed (a pass repeating the last one's cases would add nothing);
+    # a pass gives every operation whose cases are not used up an equal share of what is left;
     # one with a finite space (no parameters, no body) runs its few cases and drops out.
-    for _ in range(MAX_PASSES):
+    for number in range(MAX_PASSES):
         if tally.cases >= target or not open_ops:
             break
         share = max(5, math.ceil((target - tally.cases) / len(open_ops)))
         still_open = []
         for operation in open_ops:
-            ran = fuzz_operation(operation, share, server, fake, credentials, targets, tally)
+            draw_seed = zlib.crc32(f"{seed_text} {number} {operation.label}".encode())
+            ran = fuzz_operation(operation, share, server, fake, credentials, targets, tally, draw_seed)
             tally.cases += ran
             tally.by_operation[operation.label] = tally.by_operation.get(operation.label, 0) + ran
             if ran >= share:
@@ -234,14 +250,20 @@ def test_fuzzing_the_openapi_document_finds_no_server_error(mode: str, tmp_path:
             if mode == "admin-token":
                 login(server, credentials)
             started = time.monotonic()
-            tally = fuzz(server, fake, credentials, first_panel(server, credentials), CASES_PER_MODE)
+            tally = fuzz(
+                server, fake, credentials, first_panel(server, credentials), CASES_PER_MODE, f"{RUN_SEED} {mode}"
+            )
             seconds = time.monotonic() - started
         finally:
             server.stop()
 
-    print(f"{mode}: {tally.cases} cases, {len(tally.by_operation)} operations, {seconds:.1f} s, {dict(tally.statuses)}")
-    assert tally.server_errors == []
-    assert tally.unanswered == []
+    ran = (
+        f"{mode}, seed {RUN_SEED}: {tally.cases} cases ({len(tally.distinct)} distinct) over "
+        f"{len(tally.by_operation)} operations in {seconds:.1f} s"
+    )
+    print(f"{ran}; statuses {dict(tally.statuses)}")
+    assert tally.server_errors == [], ran
+    assert tally.unanswered == [], ran
     assert problems_in_log(server.log_text()) == []
     assert tally.cases >= CASES_PER_MODE, tally.by_operation
     # Every operation in the document was called at least once.
