@@ -82,6 +82,7 @@ def test_hostile_providers_fail_their_seats_and_the_panel_answers_200(
         "redirect": ("error", "upstream error (307): Temporary Redirect"),
         "steady": ("ok", ""),
     }
+    assert [seat["answer"] for seat in bench["seats"] if seat["status"] == "ok"] == ["7 is prime."]
     # The endless body was cut at the seat timeout, not read to its end.
     endless = next(seat for seat in bench["seats"] if seat["alias"] == "fake/endless")
     assert SEAT_TIMEOUT <= endless["seconds"] < SEAT_TIMEOUT + 2
