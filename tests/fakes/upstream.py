@@ -62,6 +62,10 @@ class Behaviour:
     # A careless provider: the answer (or, with an error status, the error message) quotes the bearer
     # key and the messages it was sent.
     echo: bool = False
+    content_type: str | None = None  # overrides the guessed content type of `body`
+    truncated_chunks: bool = False  # a chunked 200 that hangs up in the middle of its first chunk
+    trickle: float = 0.0  # a chunked 200 that sends one byte every `trickle` seconds, for `trickle_for` seconds
+    trickle_for: float = 60.0
 
 
 @dataclass
@@ -370,6 +374,8 @@ class FakeUpstream:
                 await asyncio.Event().wait()
             extra = dict(behaviour.headers)
             extra.setdefault("x-request-id", f"req_{next(self._ids)}")
+            if behaviour.truncated_chunks or behaviour.trickle > 0:
+                return await _hostile_chunks(behaviour, extra, writer)
             failure = _failure(behaviour, model, token, data)
             if failure is None and data.get("stream"):
                 return await self._stream(behaviour, model, token, data, extra, writer)
@@ -457,7 +463,7 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
     """The scripted error response, or None when the model answers normally."""
     if behaviour.body is not None:
         raw, content_type = _encode(behaviour.body)
-        return _Response(behaviour.status, raw, content_type)
+        return _Response(behaviour.status, raw, behaviour.content_type or content_type)
     if behaviour.plain_error is not None:
         status = behaviour.status if behaviour.status != 200 else 502
         return _Response(status, behaviour.plain_error.encode(), "text/plain; charset=utf-8")
@@ -489,6 +495,26 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
     if behaviour.status != 200:
         return _Response(behaviour.status, orjson.dumps(_default_error(behaviour.status, model, token)))
     return None
+
+
+async def _hostile_chunks(behaviour: Behaviour, headers: dict[str, str], writer: asyncio.StreamWriter) -> bool:
+    """A 200 whose chunked body never completes: cut mid-chunk, or trickled a byte at a time.
+
+    The trickle stops by itself after `trickle_for` seconds (or when the client hangs up)."""
+    head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n"
+    head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    writer.write(head.encode("latin-1") + b"\r\n")
+    if behaviour.truncated_chunks:
+        piece = b'{"id": "chatcmpl-cut", "choices": [{"message": {"content": "half an ans'
+        writer.write(b"%x\r\n%s" % (len(piece) + 40, piece))  # announces 40 bytes more than it sends
+        await writer.drain()
+        return False
+    deadline = time.monotonic() + behaviour.trickle_for
+    while time.monotonic() < deadline:
+        writer.write(b"1\r\n \r\n")
+        await writer.drain()
+        await asyncio.sleep(behaviour.trickle)
+    return False
 
 
 async def _send(

@@ -60,7 +60,7 @@ def _as_int(value: Any) -> int | None:
         return value if value > 0 else None
     if isinstance(value, float) and value.is_integer():
         return _as_int(int(value))
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():
         return _as_int(int(value))
     return None
 

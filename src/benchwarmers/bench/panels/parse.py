@@ -124,7 +124,13 @@ def check_image_url(url: str, index: int) -> None:
         if head.startswith("image/") and ";base64," in url[:200]:
             return
         raise InvalidRequest(f"messages[{index}]: a data URL image must be data:image/...;base64,...", param="messages")
-    parts = urlsplit(url[:2048])
+    try:
+        parts = urlsplit(url[:2048])
+    except ValueError:  # a bracketed host that is not an IPv6 address: "https://[", "https://[]"
+        raise InvalidRequest(
+            f"messages[{index}]: the image URL is not a valid URL; send an https:// URL or a data:image/...;base64 URL",
+            param="messages",
+        ) from None
     if parts.scheme == "https" and parts.hostname:
         return
     shown = f"{parts.scheme}:" if parts.scheme else "a relative URL"
