@@ -21,6 +21,7 @@ from benchwarmers.store.schema import gateway_keys
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import collection
 
+ADMIN_TOKEN = "admin-token-for-the-revoked-name-test-0001"
 KEY_FORM = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")
 
 
@@ -223,21 +224,22 @@ def test_cli_key_create_list_revoke(keyed, monkeypatch):
 
 
 def test_a_revoked_keys_name_is_never_given_to_a_new_key_so_its_panels_stay_unreadable(fake, tmp_path):
-    server = BenchServer(tmp_path / "home", require_keys=True).start()
+    server = BenchServer(tmp_path / "home", admin_token=ADMIN_TOKEN).start()
     try:
         add_fake_endpoint(server, fake, models=[listed("phi-4")])
         collection(server, "solo", ["phi-4"], max_explorers=0)
         key, _ = server.admin(lambda bench: bench.keys.create("ci"))
+        admin = {"authorization": f"Bearer {ADMIN_TOKEN}"}  # only an admin mints keys when keys are required
         old = {"authorization": f"Bearer {key}"}
         body = {"model": "bench/solo", "messages": [{"role": "user", "content": "private question"}]}
         asked = httpx2.post(f"{server.v1}/chat/completions", json=body, headers=old, timeout=30)
         panel_id = asked.json()["bench"]["panel"]
         assert [p["id"] for p in httpx2.get(f"{server.url}/bench/panels", headers=old).json()["data"]] == [panel_id]
-        assert httpx2.delete(f"{server.url}/api/keys/ci").status_code == 200
+        assert httpx2.delete(f"{server.url}/api/keys/ci", headers=admin).status_code == 200
 
-        again = httpx2.post(f"{server.url}/api/keys", json={"name": "ci"})
+        again = httpx2.post(f"{server.url}/api/keys", json={"name": "ci"}, headers=admin)
         assert (again.status_code, again.json()["error"]["code"]) == (409, "key_name_revoked")
-        new = httpx2.post(f"{server.url}/api/keys", json={"name": "ci-2"})
+        new = httpx2.post(f"{server.url}/api/keys", json={"name": "ci-2"}, headers=admin)
         assert new.status_code == 201
         headers = {"authorization": f"Bearer {new.json()['key']}"}
         assert httpx2.get(f"{server.url}/bench/panels", headers=headers).json()["data"] == []
