@@ -9,6 +9,7 @@ from benchwarmers.cli import (
     ask,
     catalog,
     collection,
+    cost,
     endpoints,
     evidence,
     gateway,
@@ -35,6 +36,7 @@ app.command("export")(verdicts.export)
 app.command("purge")(purge.purge)
 app.command("leaderboard")(evidence.leaderboard)
 app.command("report")(evidence.report)
+app.command("cost")(cost.cost)
 app.add_typer(evidence.roles, name="role")
 app.command("mcp")(mcp.mcp)
 app.add_typer(endpoints.app, name="endpoint")
