@@ -3,11 +3,13 @@ against prices computed here by hand (the maker's own price, the endpoint's, or 
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
 
+import httpx2
 import orjson
 import pytest
 from openai import OpenAI
@@ -219,3 +221,39 @@ def test_prices_are_kept_to_a_millionth_of_a_dollar():
 
 def test_every_maker_is_a_provider_of_the_bundled_catalog():
     assert set(MAKERS.values()) <= load_catalog(None).provider_ids()
+
+
+def cells(html: str, row_attr: str) -> list[str]:
+    """The text of each cell of the row carrying `row_attr` (`data-day="..."`), tags stripped."""
+    row = re.search(rf"<tr {re.escape(row_attr)}>(.*?)</tr>", html, re.DOTALL)
+    assert row, row_attr
+    return [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td[^>]*>(.*?)</td>", row[1], re.DOTALL)]
+
+
+def test_the_dashboard_shows_the_value_of_free_and_each_models_price_source(priced):
+    server, _fake = priced
+    client = OpenAI(base_url=server.v1, api_key="local", max_retries=0, timeout=30)
+    ask(client, "bench/alpha")
+    board = httpx2.get(f"{server.url}/leaderboard?days=7").text
+    since = time.strftime("%Y-%m-%d", time.localtime(time.time() - 6 * 86400))
+    headline = re.search(r'<p class="cost-headline">(.*?)</p>', board, re.DOTALL)
+    assert headline and " ".join(re.sub(r"<[^>]+>", "", headline[1]).split()) == (
+        "$0.001124 at list prices for 2 calls (2,200 tokens in, 2,340 out), of which $0.001124 on free models."
+    )
+    assert f"since {since}" in board
+    today = time.strftime("%Y-%m-%d")
+    assert cells(board, f'data-day="{today}"') == [today, "2", "2,200", "2,340", "$0.001124", "$0.001124", "0"]
+    assert cells(board, 'data-alias="fake/openai/gpt-4o-mini"') == [
+        "fake/openai/gpt-4o-mini", "1", "1,200", "340", "$0.000384",
+        "$0.15 / $0.60 · maker: models.dev openai (gpt-4o-mini)",
+    ]  # fmt: skip
+
+    models = httpx2.get(f"{server.url}/models").text
+    assert cells(models, 'data-alias="fake/acme/widget-7b" data-search="fake/acme/widget-7b  ok"')[5] == (
+        "$1.00 / $2.00 endpoint: listing of fake"
+    )
+    assert 'title="listed there as meta-llama/llama-3.3-70b-instruct">endpoint: models.dev openrouter<' in models
+    mystery = cells(models, 'data-alias="fake/acme/mystery-1" data-search="fake/acme/mystery-1  ok"')
+    assert mystery[5] == "? unknown"
+    every = httpx2.get(f"{server.url}/leaderboard").text  # all time: every call, no "since"
+    assert "$0.001124</strong> at list prices" in every and "since" not in every.split('id="cost"')[1]

@@ -6,30 +6,17 @@ from typing import Any
 
 import typer
 
-from benchwarmers.bench.evidence.cost import DEFAULT_DAYS, GROUPINGS, MAX_DAYS, cost_report
+from benchwarmers.bench.evidence.cost import (
+    DEFAULT_DAYS,
+    GROUPINGS,
+    MAX_DAYS,
+    cost_report,
+    per_million,
+    price_source,
+    usd,
+)
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
-
-
-def usd(value: float) -> str:
-    """Dollars to the cent from a dollar up, else to a millionth: `$12.30`, `$0.50`, `$0.000413`."""
-    if value >= 1:
-        return f"${value:,.2f}"
-    whole, _, cents = f"{value:.6f}".partition(".")
-    return f"${whole}.{cents.rstrip('0').ljust(2, '0')}"
-
-
-def per_million(price: dict[str, Any]) -> str:
-    if price["prompt"] is None or price["completion"] is None:
-        return "?"
-    return f"{usd(price['prompt'])} / {usd(price['completion'])}"
-
-
-def price_source(price: dict[str, Any]) -> str:
-    """`maker: models.dev openai (gpt-4o-mini)`: whose price, and the id it is listed under there."""
-    if price["source"] == "unknown":
-        return "unknown"
-    return f"{price['source']}: {price['where']} ({price['model']})"
 
 
 def _tokens(entry: dict[str, Any]) -> tuple[str, str]:

@@ -102,6 +102,28 @@ class Tally:
         }
 
 
+def usd(value: float) -> str:
+    """Dollars to the cent from a dollar up, else to a millionth: `$12.30`, `$0.50`, `$0.000413`."""
+    if value >= 1:
+        return f"${value:,.2f}"
+    whole, _, cents = f"{value:.6f}".partition(".")
+    return f"${whole}.{cents.rstrip('0').ljust(2, '0')}"
+
+
+def per_million(price: Mapping[str, Any]) -> str:
+    """A public price as `$0.15 / $0.60` (USD per million tokens in / out), `?` when unknown."""
+    if price["prompt"] is None or price["completion"] is None:
+        return "?"
+    return f"{usd(price['prompt'])} / {usd(price['completion'])}"
+
+
+def price_source(price: Mapping[str, Any]) -> str:
+    """`maker: models.dev openai (gpt-4o-mini)`: whose price, and the id it is listed under there."""
+    if price["source"] == "unknown":
+        return "unknown"
+    return f"{price['source']}: {price['where']} ({price['model']})"
+
+
 def model_price(catalog: ModelsDev, snapshot: Snapshot, alias: str, endpoint: str) -> ListPrice:
     """The list price of a model on the roster, or of one that left it (by the id in its alias)."""
     model = snapshot.models.get(alias)
@@ -149,13 +171,14 @@ def tally_calls(
     return total, groups, days
 
 
-async def cost_report(state: BenchState, *, days: int = DEFAULT_DAYS, by: str = "model") -> dict[str, Any]:
-    """Tokens and their cost at list prices over the last `days` days, in total, per group and per day."""
+async def cost_report(state: BenchState, *, days: int | None = DEFAULT_DAYS, by: str = "model") -> dict[str, Any]:
+    """Tokens and their cost at list prices over the last `days` days (None: every call ever), in
+    total, per group and per day."""
     if by not in GROUPINGS:
         raise InvalidRequest(f"by must be one of {', '.join(GROUPINGS)} (got {by!r})", param="by")
-    if not 1 <= days <= MAX_DAYS:
+    if days is not None and not 1 <= days <= MAX_DAYS:
         raise InvalidRequest(f"days must be a whole number from 1 to {MAX_DAYS} (got {days})", param="days")
-    since = since_midnight(days)
+    since = None if days is None else since_midnight(days)
     catalog = catalog_of(state.settings)
     snapshot = await state.snapshot()
     async with state.read() as conn:
@@ -176,7 +199,7 @@ async def cost_report(state: BenchState, *, days: int = DEFAULT_DAYS, by: str = 
     return {
         "days": days,
         "since": since,
-        "since_day": day_of(since),
+        "since_day": None if since is None else day_of(since),
         "by": by,
         "total": total.public(),
         "groups": listed,
