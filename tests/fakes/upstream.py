@@ -62,6 +62,8 @@ class Behaviour:
     # A careless provider: the answer (or, with an error status, the error message) quotes the bearer
     # key and the messages it was sent.
     echo: bool = False
+    # Answers text, but refuses a request carrying an image with a 400, as text-only models do.
+    blind: bool = False
 
 
 @dataclass
@@ -453,8 +455,21 @@ class FakeUpstream:
         return True
 
 
+def _has_image(data: dict[str, Any]) -> bool:
+    messages = data.get("messages")
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in (messages if isinstance(messages, list) else ())
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> _Response | None:
     """The scripted error response, or None when the model answers normally."""
+    if behaviour.blind and _has_image(data):
+        error = _error_body(f"{model} does not support image input.", "invalid_request_error", None, "messages")
+        return _Response(400, orjson.dumps(error))
     if behaviour.body is not None:
         raw, content_type = _encode(behaviour.body)
         return _Response(behaviour.status, raw, content_type)
