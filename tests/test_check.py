@@ -197,3 +197,34 @@ def test_an_unknown_target_is_one_error_line(bench):
         "error: no endpoint or model named 'fake/good-7'. Did you mean fake/good-7b, fake/gone-7b, fake/busy-7b?\n",
     )
 
+
+def test_discover_add_probes_the_model_it_adds_and_records_a_blind_one(tmp_path, monkeypatch):
+    home = tmp_path / "home"
+    home.mkdir()
+    eye = {
+        "id": "acme/eye-vl",
+        "name": "Eye VL",
+        "limit": {"context": 65_536, "output": 4096},
+        "modalities": {"input": ["text", "image"], "output": ["text"]},
+        "cost": {"input": 0, "output": 0},
+    }
+    catalog = {"openrouter": {"id": "openrouter", "name": "OpenRouter", "models": {"acme/eye-vl": eye}}}
+    (home / "models-dev.json").write_bytes(orjson.dumps(catalog))
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    with FakeUpstream() as fake:
+        fake.script("acme/eye-vl", blind=True)
+        fake.listing("/v1/models", {"object": "list", "data": []})
+        assert cli("endpoint", "add", "or", "--base-url", fake.base_url, "--kind", "openrouter")[0] == 0
+        code, out = cli("discover", "add", "openrouter/acme/eye-vl")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == "added or/acme/eye-vl (window 65,536, images no, free yes, family ?)"
+    assert lines[1].startswith("check: blind: answered in ")
+    assert lines[1].endswith("; images: refused an image: bad request (400): acme/eye-vl does not support image input.")
+    assert lines[2:] == [
+        "recorded: input_kinds: text only (refused an image)",
+        "what to do: it claims vision but refused an image: it no longer sits image panels "
+        "(`model set --vision` to insist)",
+        "next: benchwarmers collection add NAME --member or/acme/eye-vl ...",
+    ]
+    assert models_by_alias()["or/acme/eye-vl"]["facts"]["input_kinds"] == {"value": ["text"], "source": "learned"}
