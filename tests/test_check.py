@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.bench.admin.checks import TINY_PNG
 from benchwarmers.cli.app import app
+from benchwarmers.cli.check import window_text
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 
@@ -228,3 +229,24 @@ def test_discover_add_probes_the_model_it_adds_and_records_a_blind_one(tmp_path,
         "next: benchwarmers collection add NAME --member or/acme/eye-vl ...",
     ]
     assert models_by_alias()["or/acme/eye-vl"]["facts"]["input_kinds"] == {"value": ["text"], "source": "learned"}
+
+
+def test_a_window_lowered_by_a_context_error_is_shown_with_the_listed_one(bench):
+    server, fake = bench
+    fake.script("good-7b", context_limit=8_000)
+    sent = httpx2.post(
+        f"{server.v1}/chat/completions",
+        json={"model": "bench/crew", "messages": [{"role": "user", "content": "A long prompt."}]},
+        timeout=30,
+    )
+    assert sent.status_code == 200
+    fake.script("good-7b")
+    found = orjson.loads(cli("check", "fake/good-7b", "--json")[1])
+    model = found["models"][0]
+    assert (model["status"], model["window"], model["window_source"], model["window_note"]) == (
+        "ok",
+        8_000,
+        "learned",
+        "lowered from 32,000 (listing) by a context error",
+    )
+    assert window_text(model) == "8,000 (learned): lowered from 32,000 (listing) by a context error"
