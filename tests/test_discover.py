@@ -153,6 +153,10 @@ def test_discover_commands(tmp_path, monkeypatch, fake_upstream):
     assert cli("discover", "add", "openrouter/qwen/qwen3-coder:free") == (
         0,
         "added or/qwen/qwen3-coder:free (window 262,000, images no, free yes, family qwen)\n"
+        # The onboarding probe: the fake provider does not serve it.
+        "check: broken: not found (404): The model `qwen/qwen3-coder:free` does not exist or you do not have access "
+        "to it.\n"
+        "what to do: or does not serve it: `benchwarmers endpoint refresh or`\n"
         "next: benchwarmers collection add NAME --member or/qwen/qwen3-coder:free ...\n",
     )
     assert cli("discover", "add", "groq/groq/compound") == (

@@ -66,6 +66,8 @@ class Behaviour:
     truncated_chunks: bool = False  # a chunked 200 that hangs up in the middle of its first chunk
     trickle: float = 0.0  # a chunked 200 that sends one byte every `trickle` seconds, for `trickle_for` seconds
     trickle_for: float = 60.0
+    # Answers text, but refuses a request carrying an image with a 400, as text-only models do.
+    blind: bool = False
 
 
 @dataclass
@@ -459,8 +461,21 @@ class FakeUpstream:
         return True
 
 
+def _has_image(data: dict[str, Any]) -> bool:
+    messages = data.get("messages")
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in (messages if isinstance(messages, list) else ())
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
+
+
 def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> _Response | None:
     """The scripted error response, or None when the model answers normally."""
+    if behaviour.blind and _has_image(data):
+        error = _error_body(f"{model} does not support image input.", "invalid_request_error", None, "messages")
+        return _Response(400, orjson.dumps(error))
     if behaviour.body is not None:
         raw, content_type = _encode(behaviour.body)
         return _Response(behaviour.status, raw, behaviour.content_type or content_type)

@@ -145,6 +145,11 @@ def _cost(model: Mapping[str, Any], key: str) -> float | None:
     return value / _PER_MILLION
 
 
+def _per_million(model: Mapping[str, Any], key: str) -> float | None:
+    cost = _cost(model, key)
+    return None if cost is None else model["cost"][key]
+
+
 def _inputs(model: Mapping[str, Any], side: str = "input") -> frozenset[str] | None:
     modalities = model.get("modalities")
     kinds = modalities.get(side) if isinstance(modalities, Mapping) else None
@@ -274,6 +279,23 @@ class ModelsDev:
             deprecated="deprecated" if model.get("status") == "deprecated" else None,
             display_name=model.get("name") if isinstance(model.get("name"), str) else None,
         )
+
+    def listed_prices(self, provider_id: str, model_id: str) -> list[tuple[str, float | None, float | None]]:
+        """What `provider_id` charges for this model, as (its id there, input, output) in USD per
+        million tokens (None: not given): the exact id first (any case), then the same model by
+        `normalise_id`, plain ids before variants. Another id's `:free` variant is never the same
+        model's price: it is the price of a free tier. Empty when the provider does not list it."""
+        models = self._models.get(provider_id)
+        if models is None:
+            return []
+        exact = self._folded[provider_id].get(model_id.strip().lower())
+        same = sorted(
+            (mid for pid, mid in self._by_norm.get(normalise_id(model_id), ()) if pid == provider_id),
+            key=lambda mid: (_variant(mid) != "", mid),
+        )
+        found = [exact] if exact else []
+        found += [mid for mid in same if mid != exact and _variant(mid) != ":free"]
+        return [(mid, _per_million(models[mid], "input"), _per_million(models[mid], "output")) for mid in found]
 
     def models(
         self,

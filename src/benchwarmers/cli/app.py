@@ -8,7 +8,9 @@ from benchwarmers import __version__
 from benchwarmers.cli import (
     ask,
     catalog,
+    check,
     collection,
+    cost,
     endpoints,
     evidence,
     gateway,
@@ -35,6 +37,8 @@ app.command("export")(verdicts.export)
 app.command("purge")(purge.purge)
 app.command("leaderboard")(evidence.leaderboard)
 app.command("report")(evidence.report)
+app.command("cost")(cost.cost)
+app.command("check")(check.check)
 app.add_typer(evidence.roles, name="role")
 app.command("mcp")(mcp.mcp)
 app.add_typer(endpoints.app, name="endpoint")

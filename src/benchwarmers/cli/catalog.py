@@ -171,4 +171,12 @@ async def discover_add(
         f"{'yes' if model['free'] else 'no' if model['free'] is False else '?'}, family {model['family'] or '?'})",
         markup=False,
     )
+    check = model.get("check")
+    if check:
+        images = f"; images: {check['vision']}" if check["vision"] else ""
+        console.print(f"check: {check['status']}: {check['text']}{images}", markup=False)
+        for learned in check["learned"]:
+            console.print(f"recorded: {learned}", markup=False)
+        if check["fix"]:
+            console.print(f"what to do: {check['fix']}", markup=False)
     console.print(f"next: benchwarmers collection add NAME --member {model['alias']} ...", markup=False)

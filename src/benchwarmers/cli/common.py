@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.errors import BenchError
@@ -83,5 +84,6 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
     for column in columns:
         out.add_column(column, overflow="fold")
     for row in rows:
-        out.add_row(*("" if v is None else str(v) for v in row))
+        # Cells are text, never markup: an error's "[redacted …]" must not vanish as a style tag.
+        out.add_row(*(Text("" if v is None else str(v)) for v in row))
     console.print(out)

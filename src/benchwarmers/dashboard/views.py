@@ -15,6 +15,7 @@ import orjson
 
 from benchwarmers.bench import gateway_config
 from benchwarmers.bench.evidence.board import Standing
+from benchwarmers.bench.evidence.cost import per_million, price_source
 
 CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
 CHANGE_TEXT = 160  # characters of a before/after value shown in the changes log
@@ -39,6 +40,11 @@ def yes_no(value: bool | None) -> str:
 
 def percent(value: float | None) -> str:
     return "–" if value is None else f"{round(value * 100)}%"
+
+
+def price_text(price: Mapping[str, Any]) -> str:
+    """A list price as the pages show it: `$0.15 / $0.60`, or `?` when no source gives one."""
+    return per_million(price) + ("" if price["source"] == "unknown" else f" · {price_source(price)}")
 
 
 def status_line(model: Mapping[str, Any], now: float | None = None) -> str:

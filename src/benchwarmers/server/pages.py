@@ -28,6 +28,7 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, asset_version, views
@@ -81,6 +82,8 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(asset=asset, version=__version__, nav=NAV, themes=THEMES)
     env.filters.update(when=views.when, iso=views.iso, tokens=views.tokens, yes_no=views.yes_no, percent=views.percent)
+    env.filters.update(usd=bench_cost.usd, count="{:,}".format)
+    env.globals.update(price_text=views.price_text, per_million=bench_cost.per_million)
     return env
 
 
@@ -133,6 +136,7 @@ async def models_page(request: Request, bench: BenchDep) -> Response:
         "models",
         models=models,
         evidence=views.evidence_by_model(await standings(bench.state)),
+        prices={alias: price.public() for alias, price in (await bench_cost.price_list(bench.state)).items()},
         status_line=views.status_line,
         fact=views.fact,
     )
@@ -149,6 +153,7 @@ async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None)
         days=days,
         day_choices=LEADERBOARD_DAYS,
         bar=views.bar,
+        cost=await bench_cost.cost_report(bench.state, days=None if days is None else math.ceil(days)),
     )
 
 

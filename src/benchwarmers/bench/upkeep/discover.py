@@ -10,10 +10,11 @@ unlisted).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench.admin.checks import probe_model
 from benchwarmers.bench.admin.collection_rules import close_matches
 from benchwarmers.bench.admin.models import model_detail
 from benchwarmers.bench.admin.presets import for_provider
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
 _LOCAL_KINDS = frozenset({"ollama", "lmstudio"})
+ONBOARD_TIMEOUT = 20.0  # seconds per probe call when a model is added
 
 
 @dataclass(frozen=True)
@@ -144,8 +146,9 @@ def _how_to_reach(provider: str, catalog: ModelsDev) -> str:
     return f"benchwarmers endpoint add {provider} --base-url {base}{env}"
 
 
-async def add(state: BenchState, target: str, *, actor: str | None = None) -> dict[str, Any]:
-    """Put PROVIDER/MODEL on the roster through the endpoint that reaches PROVIDER."""
+async def add(state: BenchState, target: str, *, actor: str | None = None, probe: bool = True) -> dict[str, Any]:
+    """Put PROVIDER/MODEL on the roster through the endpoint that reaches PROVIDER, then probe it
+    (`check`: what the probe found)."""
     provider, _, model_id = target.strip().partition("/")
     if not provider or not model_id:
         raise InvalidRequest(f"{target!r} is not PROVIDER/MODEL, e.g. openrouter/qwen/qwen3-coder:free", param="model")
@@ -192,7 +195,9 @@ async def add(state: BenchState, target: str, *, actor: str | None = None) -> di
             action="create",
             after={"from": f"{provider}/{model_id}", "endpoint": endpoint.name, "at": time.time(), **facts},
         )
-    return await model_detail(state, alias)
+    # Onboarding probes it like `benchwarmers check`, and records what it learns (a refused image).
+    check = asdict(await probe_model(state, alias, per_call=ONBOARD_TIMEOUT)) if probe else None
+    return {**await model_detail(state, alias), **({"check": check} if check else {})}
 
 
 def _entry(catalog: ModelsDev, provider: str, model_id: str) -> DiscoverEntry:

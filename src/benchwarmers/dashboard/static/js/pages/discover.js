@@ -10,6 +10,8 @@ export function start() {
     done.className = "badge settled";
     done.textContent = `added as ${model.alias}`;
     button.replaceWith(done);
-    flashNow(`Added ${model.alias} to the roster`);
+    // The same probe as `benchwarmers check` ran on it: say how it went.
+    const check = model.check ? `; check: ${model.check.status}${model.check.fix ? ` (${model.check.fix})` : ""}` : "";
+    flashNow(`Added ${model.alias} to the roster${check}`);
   });
 }
