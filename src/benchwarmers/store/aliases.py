@@ -83,7 +83,9 @@ async def taken_aliases(conn: AsyncConnection, aliases: Sequence[str]) -> list[s
 
 async def under_prefix(conn: AsyncConnection, name: str, endpoint_id: int | None = None) -> list[str]:
     """Aliases that start with `name/` on models of endpoints other than `endpoint_id`."""
-    query = select(models.c.alias).where(models.c.alias.startswith(f"{name}/", autoescape=True))
+    prefix = f"{name}/"
+    query = select(models.c.alias).where(models.c.alias.startswith(prefix, autoescape=True))
     if endpoint_id is not None:
         query = query.where(models.c.endpoint_id != endpoint_id)
-    return sorted((await conn.scalars(query)).all())
+    # SQLite's LIKE ignores case: the prefix must match exactly.
+    return sorted(alias for alias in (await conn.scalars(query)).all() if alias.startswith(prefix))
