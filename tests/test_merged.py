@@ -6,7 +6,7 @@ import random
 
 import httpx2
 
-from benchwarmers.bench.evidence.board import set_role
+from benchwarmers.bench.evidence.roles import set_role
 from benchwarmers.bench.panels.merge import merger_candidates, merger_messages
 from tests.test_gateway_panels import ask, collection
 

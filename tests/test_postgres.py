@@ -92,3 +92,30 @@ def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):
             break
         time.sleep(0.2)
     assert models[0]["explorers"] == 0
+
+
+def test_renames_on_postgres(pg_server, fake):
+    add_fake_endpoint(pg_server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b")])
+    members = {"name": "pair", "members": ["fake/llama-3.3-70b", "fake/qwen3-32b"], "max_explorers": 0}
+    pg_server.admin(lambda b: b.collections.add_collection({**members, "merger": "fake/qwen3-32b"}))
+    reply = httpx2.post(
+        f"{pg_server.v1}/chat/completions",
+        timeout=30,
+        json={"model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]},
+    ).json()
+    httpx2.post(f"{pg_server.url}/bench/verdict", json={"call": reply["bench"]["seats"][1]["call"], "useful": True})
+    moved = pg_server.admin(lambda b: b.models.rename("fake/qwen3-32b", "qwen"))
+    assert (moved["collections"], moved["seats"]) == (["pair"], 1)
+    renamed = pg_server.admin(lambda b: b.endpoints.rename_endpoint("fake", "local"))
+    assert (renamed["aliases"], renamed["seats"], renamed["endpoint_seats"]) == (
+        {"fake/llama-3.3-70b": "local/llama-3.3-70b"},
+        1,
+        2,
+    )
+    pair = pg_server.admin(lambda b: b.collections.collection("pair"))
+    assert (pair["members"], pair["merger"]) == (["local/llama-3.3-70b", "qwen"], "qwen")
+    [board] = httpx2.get(f"{pg_server.url}/api/leaderboard").json()["shapes"]
+    assert [(m["alias"], m["seats"], m["verdicts"]) for m in board["models"]] == [
+        ("qwen", 1, 1),
+        ("local/llama-3.3-70b", 1, 0),
+    ]

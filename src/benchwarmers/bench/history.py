@@ -42,6 +42,10 @@ class SeatHistory:
     def stale(self, now: float | None = None) -> bool:
         return (now if now is not None else time.time()) - self.loaded_at > TTL
 
+    def expire(self) -> None:
+        """Re-read on the next use (a model was renamed: the counts are kept under its old alias)."""
+        self.loaded_at = 0.0
+
     def seated(self, alias: str, shape: str, at: float) -> None:
         """A model sat a seat on this shape (staleness starts again)."""
         self.last_seated[(alias, shape)] = at

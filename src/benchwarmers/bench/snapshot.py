@@ -20,12 +20,15 @@ from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
 from benchwarmers.store import collection_rows as collection_rows
 from benchwarmers.store import decisions as decision_rows
+from benchwarmers.store import evidence as evidence_rows
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import config_version
 from benchwarmers.store.records import Collection
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import EndpointRef
+
+EVERY_SHAPE = "*"  # a role pinned for every shape (that has no pin of its own); never a shape's name
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,13 @@ class Snapshot:
     shapes: dict[str, str] = field(default_factory=dict)
     went_paid: frozenset[str] = frozenset()
     decision_models: list[dict[str, Any]] = field(default_factory=list)
+    roles: dict[str, dict[str, str]] = field(default_factory=dict)  # role → shape (or EVERY_SHAPE) → alias
     loaded_at: float = field(default_factory=time.time)
+
+    def pinned(self, role: str, shape: str = EVERY_SHAPE) -> str | None:
+        """The model pinned as `role` for `shape`, else the one pinned for every shape."""
+        by_shape = self.roles.get(role, {})
+        return by_shape.get(shape) or by_shape.get(EVERY_SHAPE)
 
 
 def key_refusal(row: dict[str, Any], allowed: Iterable[str]) -> str | None:
@@ -171,4 +180,6 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
     snapshot.shapes = await setting_rows.shapes(conn)
     snapshot.went_paid = frozenset(await setting_rows.unacknowledged_subjects(conn, "went_paid"))
     snapshot.decision_models = await decision_rows.list_decision_models(conn)
+    for row in await evidence_rows.list_roles(conn):
+        snapshot.roles.setdefault(row["role"], {})[row["shape"]] = row["alias"]
     return snapshot

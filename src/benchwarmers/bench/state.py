@@ -35,6 +35,7 @@ class BenchState:
         self._snapshot_lock = asyncio.Lock()
         self._stamp: Stamp = None
         self._checked_at = 0.0
+        self._aliases: dict[int, str] | None = None  # model pk → alias, as of the last snapshot loaded
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -103,9 +104,18 @@ class BenchState:
                     if current is None or current.version != version:
                         current = await load_snapshot(conn, self.secrets, self.settings.key_env_names)
                         self._snapshot = current
+                        self._note_renames(current)
                     cached = current
         self._stamp, self._checked_at = stamp, checked_at
         return cached
+
+    def _note_renames(self, snapshot: Snapshot) -> None:
+        """A model renamed (by any process) makes the seat history, kept by alias, stale at once."""
+        aliases = {model.pk: model.alias for model in snapshot.models.values()}
+        before = self._aliases
+        if before is not None and any(before.get(pk, alias) != alias for pk, alias in aliases.items()):
+            self.history.expire()
+        self._aliases = aliases
 
     def invalidate(self) -> None:
         self._snapshot = None

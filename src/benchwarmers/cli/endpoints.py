@@ -8,6 +8,7 @@ from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.models import moved_line
 from benchwarmers.errors import InvalidRequest, UpstreamRefused
 
 app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
@@ -90,6 +91,25 @@ async def refresh(bench: Bench, name: str = typer.Argument(None, help="one endpo
             progress.advance(task)
     if failed:
         raise typer.Exit(1)
+
+
+@app.command("rename")
+@with_bench
+async def rename(
+    bench: Bench,
+    old: str = typer.Argument(..., help="the endpoint's name now"),
+    new: str = typer.Argument(..., help="its new name"),
+) -> None:
+    """Rename an endpoint, and every alias under its prefix (OLD/... becomes NEW/...)."""
+    result = await bench.endpoints.rename_endpoint(old, new)
+    if not result["changed"]:
+        console.print(f"endpoint {old} is already called {new}; nothing changed", markup=False)
+        return
+    console.print(
+        f"renamed endpoint {old} to {new} and {len(result['aliases'])} alias(es) under {old}/; "
+        + moved_line(result).replace("moved with it", "moved with them"),
+        markup=False,
+    )
 
 
 @app.command("remove")

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import tomllib
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
+import orjson
 import typer
 
 from benchwarmers.bench.evidence import board as evidence
+from benchwarmers.bench.evidence import roles as roles_admin
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.common import console, print_json, table, with_bench
+from benchwarmers.bench.snapshot import EVERY_SHAPE
+from benchwarmers.cli.common import console, fail, print_json, table, with_bench
 
 
 def _pct(value: float | None) -> str:
@@ -176,54 +181,127 @@ async def report(
 # -- roles ------------------------------------------------------------------------------------
 
 roles = typer.Typer(
-    help="Pinned roles: the primary model per shape, which wins over the evidence's pick.", no_args_is_help=True
+    help="Pinned roles: the primary model per shape, the default merger, the decision model asked first.",
+    no_args_is_help=True,
 )
 
 
 class Role(StrEnum):
-    primary = evidence.PRIMARY
+    primary = roles_admin.PRIMARY
+    merger = roles_admin.MERGER
+    decision = roles_admin.DECISION
+
+
+def _shape_and_alias(role: Role, given: list[str]) -> tuple[str | None, str]:
+    if len(given) == 2:
+        return given[0], given[1]
+    if len(given) == 1 and role is not Role.primary:
+        return None, given[0]
+    usage = {
+        Role.primary: "SHAPE ALIAS",
+        Role.merger: "[SHAPE] ALIAS (no shape: every shape)",
+        Role.decision: "ALIAS",
+    }
+    raise fail(f"role set {role.value} takes {usage[role]}")
 
 
 @roles.command("set")
 @with_bench
 async def role_set(
     bench: Bench,
-    role: Role = typer.Argument(..., help="the role (primary)"),
-    shape: str = typer.Argument(..., help="the shape it is for"),
-    alias: str = typer.Argument(..., help="the model, as on the roster"),
+    role: Role = typer.Argument(..., help="primary (per shape), merger (per shape or every shape) or decision"),
+    given: list[str] = typer.Argument(..., metavar="[SHAPE] ALIAS", help="the shape, then the model on the roster"),
 ) -> None:
-    """Pin a model as the role for a shape (the merger and "best for" use it)."""
-    result = await evidence.set_role(bench.state, role.value, shape, alias)
+    """Pin a model as a role: `primary SHAPE ALIAS`, `merger [SHAPE] ALIAS`, `decision ALIAS`."""
+    shape, alias = _shape_and_alias(role, given)
+    result = await roles_admin.set_role(bench.state, role.value, shape, alias)
+    label = roles_admin.role_label(role.value, result["shape"])
     if not result["changed"]:
-        console.print(f"{alias} is already the {role.value} for {shape}; nothing changed", markup=False)
+        console.print(f"{alias} is already the {label}; nothing changed", markup=False)
         return
     was = result["before"]
-    console.print(f"pinned {alias} as {role.value} for {shape}" + (f" (was {was})" if was else ""), markup=False)
+    console.print(f"pinned {alias} as {label}" + (f" (was {was})" if was else ""), markup=False)
 
 
 @roles.command("clear")
 @with_bench
 async def role_clear(
     bench: Bench,
-    role: Role = typer.Argument(..., help="the role (primary)"),
-    shape: str = typer.Argument(..., help="the shape"),
+    role: Role = typer.Argument(..., help="primary, merger or decision"),
+    shape: str = typer.Argument(None, help="the shape (a merger's default: every shape; decision: none)"),
 ) -> None:
-    """Unpin the role for a shape: the evidence decides again."""
-    result = await evidence.clear_role(bench.state, role.value, shape)
-    console.print(
-        f"cleared the {role.value} for {shape} (was {result['alias']}); the evidence decides again", markup=False
-    )
+    """Unpin a role: the evidence (or the merge rules, or the decision models' order) decides again."""
+    result = await roles_admin.clear_role(bench.state, role.value, shape)
+    label = roles_admin.role_label(role.value, result["shape"])
+    console.print(f"cleared the {label} (was {result['alias']}); {roles_admin.after_clear(role.value)}", markup=False)
+
+
+def _shown_shape(row: dict[str, Any]) -> str:
+    if row["role"] == roles_admin.DECISION:
+        return "–"
+    return "every shape" if row["shape"] == EVERY_SHAPE else row["shape"]
 
 
 @roles.command("list")
 @with_bench
 async def role_list(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List the pinned roles."""
-    pinned = await evidence.list_roles(bench.state)
+    pinned = await roles_admin.list_roles(bench.state)
     if as_json:
         print_json(pinned)
         return
     if not pinned:
         console.print("no roles pinned: the evidence picks the primary for every shape", markup=False)
         return
-    table(None, ["role", "shape", "alias"], [(r["role"], r["shape"], r["alias"]) for r in pinned])
+    table(None, ["role", "shape", "alias"], [(r["role"], _shown_shape(r), r["alias"]) for r in pinned])
+
+
+def _read_roles_file(file: Path) -> Any:
+    """A roles file's data: TOML unless it ends in .json."""
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise fail(f"{file} cannot be read: {exc.strerror or exc}") from None
+    if file.suffix.lower() == ".json":
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            raise fail(f"{file} is not JSON: {exc.msg}") from None
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise fail(f"{file} is not TOML: {exc}") from None
+
+
+@roles.command("import")
+@with_bench
+async def role_import(
+    bench: Bench,
+    file: Path = typer.Argument(..., help="a roles file, TOML (.toml) or JSON (.json); see examples/roles.toml"),
+    replace: bool = typer.Option(False, "--replace", help="also unpin every role the file does not name"),
+) -> None:
+    """Pin every role a file names, in one transaction (all or nothing)."""
+    result = await roles_admin.import_roles(bench.state, _read_roles_file(file), replace=replace)
+    console.print(
+        f"imported: {result['created']} pinned, {result['updated']} changed, {result['unchanged']} unchanged"
+        + (f", {result['cleared']} cleared" if replace else ""),
+        markup=False,
+    )
+
+
+@roles.command("export")
+@with_bench
+async def role_export(
+    bench: Bench,
+    file: Path = typer.Argument(None, help="write here, as JSON when it ends in .json (default: TOML on stdout)"),
+) -> None:
+    """Write every pinned role as a roles file (`role import` reads it back)."""
+    data = await roles_admin.export_roles(bench.state)
+    as_json = file is not None and file.suffix.lower() == ".json"
+    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n" if as_json else roles_admin.roles_toml(data)
+    if file is None:
+        console.file.write(text)
+        return
+    file.write_text(text)
+    pins = len(data[roles_admin.PRIMARY]) + len(data[roles_admin.MERGER]) + (roles_admin.DECISION in data)
+    console.print(f"exported {pins} role(s) to {file}", markup=False)

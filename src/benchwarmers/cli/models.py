@@ -96,3 +96,31 @@ async def set_(
         f"{'enabled' if model['enabled'] else 'disabled'}",
         markup=False,
     )
+
+
+@app.command("alias")
+@with_bench
+async def alias_(
+    bench: Bench,
+    alias: str = typer.Argument(..., help="the model's alias now"),
+    new: str = typer.Argument(..., help="its new alias"),
+) -> None:
+    """Rename a model: collections, roles, decision models, its seats and verdicts, alerts follow."""
+    result = await bench.models.rename(alias, new)
+    if not result["changed"]:
+        console.print(f"{alias} is already called {new}; nothing changed", markup=False)
+        return
+    console.print(f"renamed {alias} to {new}; {moved_line(result)}", markup=False)
+
+
+def moved_line(moved: dict) -> str:
+    """What followed a rename, in one line."""
+    collections = moved["collections"]
+    parts = [
+        f"{len(collections)} collection(s)" + (f" ({', '.join(collections)})" if collections else ""),
+        f"{moved['roles']} role(s)",
+        f"{moved['decision_models']} decision model(s)",
+        f"{moved['seats']} seat(s)",
+        f"{moved['alerts']} alert(s)",
+    ]
+    return "moved with it: " + ", ".join(parts)

@@ -78,6 +78,18 @@ async def insert_model(conn: AsyncConnection, *, alias: str, endpoint_id: int, m
     return inserted_id(result)
 
 
+async def free_alias(conn: AsyncConnection, wanted: str) -> str:
+    """`wanted`, or `wanted~2`, `wanted~3`, ... when a model renamed by the user holds it."""
+    taken = set(
+        (await conn.scalars(select(models.c.alias).where(models.c.alias.startswith(wanted, autoescape=True)))).all()
+    )
+    alias, n = wanted, 1
+    while alias in taken:
+        n += 1
+        alias = f"{wanted}~{n}"
+    return alias
+
+
 async def update_model(conn: AsyncConnection, model_pk: int, **values: Any) -> None:
     await conn.execute(models.update().where(models.c.id == model_pk).values(**values))
 

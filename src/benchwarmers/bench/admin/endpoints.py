@@ -7,12 +7,14 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench.admin.aliases import apply_renames, refuse_prefix_taken
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
 from benchwarmers.redaction import without_query
+from benchwarmers.store import aliases as alias_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import UpstreamFailure
@@ -20,6 +22,14 @@ from benchwarmers.upstream.listings import KINDS
 
 ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_endpoint_name(name: str) -> None:
+    if not ENDPOINT_NAME.match(name):
+        raise InvalidRequest(
+            f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'",
+            param="name",
+        )
 
 
 def check_base_url(url: str) -> str:
@@ -71,11 +81,7 @@ class Endpoints:
         free_tier: bool = False,
         actor: str | None = None,
     ) -> dict[str, Any]:
-        if not ENDPOINT_NAME.match(name):
-            raise InvalidRequest(
-                f"endpoint name {name!r} is not valid: lower-case letters, digits, '.', '_' or '-'",
-                param="name",
-            )
+        check_endpoint_name(name)
         url = check_base_url(base_url)
         if kind not in KINDS:
             raise InvalidRequest(f"kind {kind!r} is not known; kinds are: {', '.join(KINDS)}", param="kind")
@@ -93,6 +99,7 @@ class Endpoints:
                     param="name",
                     code="endpoint_exists",
                 )
+            await refuse_prefix_taken(conn, name)
             values = {
                 "name": name,
                 "base_url": url,
@@ -140,6 +147,40 @@ class Endpoints:
                 before=endpoint_public(row),
             )
         self.state.upstream.forget(name)
+
+    async def rename_endpoint(self, old: str, new: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Rename endpoint `old` to `new`, and each of its models' aliases under the prefix `old/` (an
+        alias the user gave without that prefix stays). Seats recorded under either name follow."""
+        async with self.state.write() as conn:
+            row = await self._endpoint(conn, old)
+            if new == old:
+                return {"name": old, "before": old, "changed": False, "aliases": {}}
+            check_endpoint_name(new)
+            if await roster.get_endpoint(conn, new):
+                raise Conflict(
+                    f"endpoint {new!r} exists already; pick another name", param="name", code="endpoint_exists"
+                )
+            await refuse_prefix_taken(conn, new, row["id"])
+            prefix = f"{old}/"
+            renames = {
+                m["alias"]: f"{new}/{m['alias'].removeprefix(prefix)}"
+                for m in sorted(await roster.models_of_endpoint(conn, row["id"]), key=lambda m: m["alias"])
+                if m["alias"].startswith(prefix)
+            }
+            moved = await apply_renames(conn, renames)
+            moved["endpoint_seats"] = await alias_rows.rename_endpoint(conn, row["id"], old, new)
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="endpoint",
+                name=old,
+                action="rename",
+                before={"name": old},
+                after={"name": new, "aliases": renames, **moved},
+            )
+        self.state.upstream.forget(old)
+        await self.state.reload_history()
+        return {"name": new, "before": old, "changed": True, "aliases": renames, **moved}
 
     async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
         """Read the endpoint's listing and record what it says (see bench/upkeep/refresh.py)."""

@@ -1,11 +1,12 @@
 """The roster's models as the user sees and overrides them (window, output cap, family, free,
-vision, enabled). Every change is logged."""
+vision, enabled) and renames them. Every change is logged."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
+from benchwarmers.bench.admin.aliases import apply_renames, check_alias
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import InvalidRequest, NotFound
@@ -56,6 +57,29 @@ class Models:
                 after=after_facts,
             )
         return await self.model(alias)
+
+    async def rename(self, alias: str, new: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Give the model `alias` the alias `new` wherever it is stored (see bench/admin/aliases.py)."""
+        async with self.state.write() as conn:
+            model = await roster.get_model(conn, alias)
+            if model is None:
+                known = [m["alias"] for m in await roster.list_models(conn)]
+                raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, known)}", param="alias")
+            if new == alias:
+                return {"alias": alias, "before": alias, "changed": False}
+            check_alias(new, model["endpoint"], [e["name"] for e in await roster.list_endpoints(conn)])
+            moved = await apply_renames(conn, {alias: new})
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="model",
+                name=alias,
+                action="rename",
+                before={"alias": alias},
+                after={"alias": new, **moved},
+            )
+        await self.state.reload_history()  # its seats count under the new alias from now on
+        return {"alias": new, "before": alias, "changed": True, **moved}
 
 
 def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:

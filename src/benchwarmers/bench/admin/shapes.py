@@ -10,10 +10,13 @@ import re
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, ask_decision_model
+from benchwarmers.bench.snapshot import EVERY_SHAPE
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
 from benchwarmers.store import decisions as decision_rows
+from benchwarmers.store import evidence as role_rows
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import UpstreamFailure
@@ -110,9 +113,20 @@ class ShapeAdmin:
         return row
 
     async def remove_decision_model(self, alias: str, *, actor: str | None = None) -> None:
+        """Remove a decision model; when it is the pinned `decision` role, the pin goes with it."""
         async with self.state.write() as conn:
             if not await decision_rows.remove_decision_model(conn, alias):
                 raise NotFound(f"{alias!r} is not a decision model", param="alias")
             await record_change(
                 conn, actor=actor or self.state.actor, subject="decision_model", name=alias, action="delete"
             )
+            if await role_rows.get_role(conn, DECISION, EVERY_SHAPE) == alias:
+                await role_rows.delete_role(conn, DECISION, EVERY_SHAPE)
+                await record_change(
+                    conn,
+                    actor=actor or self.state.actor,
+                    subject="role",
+                    name=f"{DECISION}/{EVERY_SHAPE}",
+                    action="delete",
+                    before={"alias": alias},
+                )

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.evidence.stats import (
     Cell,
     Judged,
@@ -39,15 +38,13 @@ from benchwarmers.bench.evidence.stats import (
 )
 from benchwarmers.bench.evidence.stats import maturity as maturity_of
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import evidence as store
-from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
-PRIMARY = "primary"
-ROLES = (PRIMARY,)
+PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence/roles.py)
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
 DAY = 86_400.0
@@ -334,62 +331,6 @@ async def primary_for(state: BenchState, shape: str) -> str | None:
             cached = _Primaries(key, primaries(counts, pins, pickable(snapshot)))
             _PRIMARIES[state] = cached
     return cached.by_shape.get(shape)
-
-
-# -- pinning a role ---------------------------------------------------------------------------
-
-
-def _check_role(role: str) -> None:
-    if role not in ROLES:
-        raise InvalidRequest(f"role {role!r} is not known; roles are: {', '.join(ROLES)}", param="role")
-
-
-async def set_role(state: BenchState, role: str, shape: str, alias: str) -> dict[str, Any]:
-    """Pin `alias` as the `role` for `shape`; logged in the changes log."""
-    _check_role(role)
-    snapshot = await state.snapshot()
-    check_shape(snapshot, shape)
-    if alias not in snapshot.models:
-        raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
-    async with state.write() as conn:
-        before = await store.get_role(conn, role, shape)
-        if before == alias:
-            return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": False}
-        await store.put_role(conn, role, shape, alias)
-        await record_change(
-            conn,
-            actor=state.actor,
-            subject="role",
-            name=f"{role}/{shape}",
-            action="create" if before is None else "update",
-            before=None if before is None else {"alias": before},
-            after={"alias": alias},
-        )
-    return {"role": role, "shape": shape, "alias": alias, "before": before, "changed": True}
-
-
-async def clear_role(state: BenchState, role: str, shape: str) -> dict[str, Any]:
-    """Unpin the `role` for `shape`: the evidence decides again."""
-    _check_role(role)
-    async with state.write() as conn:
-        before = await store.get_role(conn, role, shape)
-        if before is None:
-            raise NotFound(f"no {role} is pinned for shape {shape!r}", param="shape", code="role_not_found")
-        await store.delete_role(conn, role, shape)
-        await record_change(
-            conn,
-            actor=state.actor,
-            subject="role",
-            name=f"{role}/{shape}",
-            action="delete",
-            before={"alias": before},
-        )
-    return {"role": role, "shape": shape, "alias": before}
-
-
-async def list_roles(state: BenchState) -> list[dict[str, Any]]:
-    async with state.read() as conn:
-        return await store.list_roles(conn)
 
 
 # -- export -----------------------------------------------------------------------------------

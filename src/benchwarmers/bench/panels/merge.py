@@ -8,12 +8,12 @@ dispute by majority: models fail together, so agreement is not evidence.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers.bench.panels.parse import estimate_tokens
-from benchwarmers.bench.snapshot import Snapshot
+from benchwarmers.bench.snapshot import EVERY_SHAPE, Snapshot
 from benchwarmers.store.records import CollectionFields
 
 MERGER_INSTRUCTIONS = (
@@ -41,11 +41,18 @@ def merger_candidates(
     shape: str,
     useful_counts: dict[tuple[str, str], tuple[int, int]],
     primary: str | None,
+    pinned: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
-    """(alias, rule) in the order the rules are tried; duplicates dropped."""
+    """(alias, rule) in the order the rules are tried; duplicates dropped. `pinned` is the merger
+    role: shape (or EVERY_SHAPE) → alias."""
     ordered: list[tuple[str, str]] = []
     if merger := collection.get("merger"):
         ordered.append((merger, "the collection's merger"))
+    pinned = pinned or {}
+    if alias := pinned.get(shape):
+        ordered.append((alias, f"the merger pinned for {shape}"))
+    if alias := pinned.get(EVERY_SHAPE):
+        ordered.append((alias, "the merger pinned for every shape"))
     members = collection["members"]
     useful = [(useful_counts.get((m, shape), (0, 0))[0], -i, m) for i, m in enumerate(members)]
     best = max(useful, default=(0, 0, None))

@@ -12,6 +12,7 @@ import orjson
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.board import primary_for
+from benchwarmers.bench.evidence.roles import MERGER
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
 from benchwarmers.bench.panels.parse import reply_mode, request_text
@@ -230,7 +231,11 @@ class Panels:
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
         candidates = merger_candidates(
-            panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
+            panel.collection,
+            panel.shape,
+            self.state.history.counts,
+            await self.primary(panel.shape),
+            snapshot.roles.get(MERGER),
         )
         request = request_text(panel.stored["messages"])
         plan = plan_merger(candidates, snapshot, request, answers, self.rng, time.time())

@@ -1,7 +1,8 @@
 """The shape of a request, when nothing fixed it: asked of a decision model, or `general`.
 
 A decision model is asked only when explorer seats are to be filled (the shape then decides who
-explores). Its answer counts from confidence 0.6; a timeout or any failure means `general`, fast.
+explores): the one pinned as the `decision` role first, else the decision models in their order.
+Its answer counts from confidence 0.6; a timeout or any failure means `general`, fast.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
 from benchwarmers.upstream.client import UpstreamPool
@@ -108,8 +110,10 @@ class ShapeDecider:
         self.state = state
 
     def _decision_model(self, snapshot: Snapshot) -> tuple[dict[str, Any], ModelView] | None:
+        """The pinned decision model (the `decision` role) when it is up, else the first that is."""
         now = time.time()
-        for row in snapshot.decision_models:
+        pinned = snapshot.pinned(DECISION)
+        for row in sorted(snapshot.decision_models, key=lambda row: row["alias"] != pinned):
             model = snapshot.models.get(row["alias"])
             if model is not None and not model.gone and not model.cooling(now):
                 return row, model

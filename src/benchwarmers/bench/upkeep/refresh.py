@@ -152,9 +152,9 @@ async def record_listing(
             row = existing.get(model_id)
             model = by_id.get(model_id)
             if row is None:
-                pk = await roster.insert_model(
-                    conn, alias=f"{name}/{model_id}", endpoint_id=endpoint["id"], model_id=model_id
-                )
+                # Its alias is ENDPOINT/ID, unless the user gave that alias to another model.
+                alias = await roster.free_alias(conn, f"{name}/{model_id}")
+                pk = await roster.insert_model(conn, alias=alias, endpoint_id=endpoint["id"], model_id=model_id)
                 counts["added"] += 1
             else:
                 pk = row["id"]
