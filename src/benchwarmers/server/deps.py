@@ -33,7 +33,8 @@ from benchwarmers.server.validation import body_refusal
 M = TypeVar("M", bound=BaseModel)
 
 
-def bench_of(request: Request) -> Bench:
+async def bench_of(request: Request) -> Bench:
+    # async on purpose: FastAPI runs a plain `def` dependency in a worker thread, a hop per request.
     bench: Bench = request.app.state.bench
     return bench
 
