@@ -115,3 +115,10 @@ def test_gateway_settings_that_would_stall_every_panel_are_refused(
     assert (response.status_code, response.json()) == (400, refusal(message, param))
     shown = httpx2.get(f"{server.url}/api/settings").json()
     assert (shown["endpoint_concurrency"], shown["ping_interval"]) == (64, 5.0)
+
+
+def test_an_alert_id_beyond_any_row_id_is_not_found(server: BenchServer) -> None:
+    # schemathesis: 351457328436637293608960 overflowed SQLite's 64-bit integer (500 OverflowError)
+    response = httpx2.post(f"{server.url}/api/alerts/351457328436637293608960/ack")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "alert_not_found"

@@ -41,7 +41,8 @@ async def acknowledge(state: BenchState, alert_id: int, *, actor: str | None = N
     """Acknowledge one alert; acknowledging again changes nothing. A went-paid model returns to the
     explorer pool (while it is free): the change record makes every process reload its snapshot."""
     async with state.write() as conn:
-        row = await alert_rows.get_alert(conn, alert_id)
+        # An id no database row can have (SQLite and PostgreSQL keep 64-bit ids) is simply not found.
+        row = await alert_rows.get_alert(conn, alert_id) if 0 < alert_id < 2**63 else None
         if row is None:
             open_ids = [a["id"] for a in await alert_rows.list_alerts(conn)]
             listed = f" Open alerts: {', '.join(map(str, open_ids))}." if open_ids else " There are no open alerts."
