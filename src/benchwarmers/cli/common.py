@@ -15,6 +15,7 @@ from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.errors import BenchError
@@ -79,9 +80,10 @@ def print_json(data: Any) -> None:
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    out = Table(title=title, show_lines=False, header_style="bold")
+    """Cells are plain text: `xs[i]` or `[purged]` in a claim or a message is shown, not read as markup."""
+    out = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
     for column in columns:
         out.add_column(column, overflow="fold")
     for row in rows:
-        out.add_row(*("" if v is None else str(v) for v in row))
+        out.add_row(*(Text("" if v is None else str(v)) for v in row))
     console.print(out)
