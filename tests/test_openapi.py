@@ -30,6 +30,7 @@ QUERIES = {
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),
     ("post", "/api/alerts/{alert_id}/ack"),
+    ("post", "/api/models/{alias}/restore"),
     ("post", "/logout"),
 }
 

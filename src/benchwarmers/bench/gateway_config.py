@@ -79,7 +79,10 @@ class GatewaySettings(BaseModel):
         64, ge=1, le=1024, description="seat calls in flight per endpoint; more wait for a free slot"
     )
     failing_after: int = Field(
-        5, ge=1, le=100, description="failed seats in a row that raise a failing alert for the model"
+        5,
+        ge=1,
+        le=100,
+        description="failed seats in a row that retire a model (with a failing alert) until a probe gets an answer",
     )
     # Privacy: 0 keeps everything; otherwise the server purges older prompts and answers daily.
     retention_days: int = Field(

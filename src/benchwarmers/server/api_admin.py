@@ -95,6 +95,11 @@ async def get_models(bench: BenchDep) -> Response:
     return json_response({"object": "list", "data": await bench.models.list_models()})
 
 
+@router.post("/api/models/{alias:path}/restore")
+async def restore_model(alias: str, actor: Admin, bench: BenchDep) -> Response:
+    return json_response(await bench.models.restore(alias, actor=actor))
+
+
 @router.get("/api/models/{alias:path}")
 async def get_model(alias: str, bench: BenchDep) -> Response:
     return json_response(await bench.models.model(alias))
