@@ -19,6 +19,7 @@ QUERIES = {
     ("get", "/api/panels"): {"limit", "before"},
     ("get", "/api/changes"): {"limit", "subject"},
     ("get", "/api/alerts"): {"all"},
+    ("get", "/api/models/{alias}/wrong"): {"limit"},
     ("get", "/api/discover"): {"free", "vision", "min_context", "provider", "limit"},
     ("get", "/api/keys"): {"revoked"},
     ("get", "/api/leaderboard"): {"shape", "days"},

@@ -7,6 +7,7 @@ import time
 import orjson
 import typer
 
+from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
@@ -114,3 +115,23 @@ async def restore(bench: Bench, alias: str = typer.Argument(...)) -> None:
         console.print(f"{alias} is not retired ({_status(model)}); nothing changed", markup=False)
         return
     console.print(f"{alias} restored: members ask it again and it may sit explorer seats", markup=False)
+
+
+@app.command("wrong")
+@with_bench
+async def wrong(
+    bench: Bench,
+    alias: str = typer.Argument(...),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, max=MAX_LIMIT, help="claims at most"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The claims verdicts marked false in a model's answers, newest first, with the call of each."""
+    claims = await wrong_claims(bench.state, alias, limit)
+    if as_json:
+        print_json(claims)
+        return
+    if not claims:
+        console.print(f"no verdict has marked a claim of {alias} false", markup=False)
+        return
+    rows = [(_clock(c["at"]), c["claim"], c["call"], c["shape"], c["judge"]) for c in claims]
+    table(f"{alias}: claims marked false", ["judged", "claim", "call", "shape", "judge"], rows)

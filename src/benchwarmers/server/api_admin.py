@@ -17,6 +17,7 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
@@ -93,6 +94,19 @@ async def delete_collection(name: str, actor: Admin, bench: BenchDep) -> Respons
 @router.get("/api/models")
 async def get_models(bench: BenchDep) -> Response:
     return json_response({"object": "list", "data": await bench.models.list_models()})
+
+
+# Before GET /api/models/{alias:path}, which would take "…/wrong" as part of the alias.
+@router.get("/api/models/{alias:path}/wrong")
+async def get_wrong_claims(
+    alias: str,
+    bench: BenchDep,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description="How many claims at most, newest verdict first.")
+    ] = DEFAULT_LIMIT,
+) -> Response:
+    claims = await wrong_claims(bench.state, alias, limit)
+    return json_response({"object": "list", "alias": alias, "data": claims})
 
 
 @router.post("/api/models/{alias:path}/restore")

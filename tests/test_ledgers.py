@@ -1,0 +1,95 @@
+"""Ledgers and alerts: what each model got wrong (`benchwarmers model wrong`, `GET
+/api/models/{alias}/wrong`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers.cli.app import app
+from tests.benchserver import BenchServer
+from tests.gateway_fixtures import LLAMA, QWEN
+from tests.test_gateway_panels import ask, collection
+
+
+def verdict(server: BenchServer, call: str, useful: bool, false: list[str] | None = None, **extra: Any) -> None:
+    body = {"call": call, "useful": useful, "false": false or [], **extra}
+    response = httpx2.post(f"{server.url}/bench/verdict", json=body)
+    assert response.status_code == 200, response.text
+
+
+@pytest.fixture
+def cli(pair: BenchServer, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(pair.settings.home))
+    monkeypatch.setenv("COLUMNS", "250")
+    runner = CliRunner()
+
+    def run(*args: str) -> tuple[int, str]:
+        result = runner.invoke(app, list(args))
+        return result.exit_code, result.output
+
+    return run
+
+
+# -- what each model got wrong ---------------------------------------------------------------------
+
+
+def test_the_wrong_ledger_lists_false_claims_newest_first_with_the_call(pair, client, cli):
+    collection(pair, "duo", [LLAMA, QWEN], max_explorers=0)
+    first = ask(client, "bench/duo").bench["seats"]
+    second = ask(client, "bench/duo").bench["seats"]
+    llama = f"fake/{LLAMA}"
+    verdict(pair, first[0]["call"], False, ["mean([]) is 0", "len() is O(n)"], note="two wrong")
+    verdict(pair, first[1]["call"], False, ["a claim of qwen"])
+    verdict(pair, second[0]["call"], True, [])  # no false claim: not in the ledger
+    verdict(pair, second[0]["call"], False, ["xs[i] is never None"])  # replaces it: the current verdict counts
+    replaced = ask(client, "bench/duo").bench["seats"][0]["call"]
+    verdict(pair, replaced, False, ["an old claim"])
+    verdict(pair, replaced, True, [])  # the replaced verdict's claim is history, not the ledger
+
+    response = httpx2.get(f"{pair.url}/api/models/{llama}/wrong")
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["object"], body["alias"]) == ("list", llama)
+    assert [(c["claim"], c["call"], c["seat"], c["shape"], c["judge"]) for c in body["data"]] == [
+        ("xs[i] is never None", second[0]["call"], "member", "general", "local"),
+        ("mean([]) is 0", first[0]["call"], "member", "general", "local"),
+        ("len() is O(n)", first[0]["call"], "member", "general", "local"),
+    ]
+    assert body["data"][1]["note"] == "two wrong"
+    assert body["data"][1]["panel"] == first[0]["call"].split(".")[0]
+    assert body["data"][0]["at"] > body["data"][1]["at"]
+    limited = httpx2.get(f"{pair.url}/api/models/{llama}/wrong", params={"limit": 2}).json()["data"]
+    assert [c["claim"] for c in limited] == ["xs[i] is never None", "mean([]) is 0"]
+    bad = httpx2.get(f"{pair.url}/api/models/{llama}/wrong", params={"limit": 0})
+    assert (bad.status_code, bad.json()["error"]["param"]) == (400, "limit")
+    missing = httpx2.get(f"{pair.url}/api/models/zzz/unknown/wrong")
+    assert (missing.status_code, missing.json()["error"]["message"]) == (
+        404,
+        "no model 'zzz/unknown' on the roster or in the log.",
+    )
+
+    code, out = cli("model", "wrong", llama, "--json")
+    assert (code, orjson.loads(out)) == (0, body["data"])
+    code, out = cli("model", "wrong", llama)
+    assert code == 0
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert [row[1:] for row in rows] == [
+        ["xs[i] is never None", second[0]["call"], "general", "local"],  # brackets shown as written
+        ["mean([]) is 0", first[0]["call"], "general", "local"],
+        ["len() is O(n)", first[0]["call"], "general", "local"],
+    ]
+    assert cli("model", "wrong", f"fake/{QWEN}", "--limit", "1", "--json")[1].count('"claim"') == 1
+    assert cli("model", "wrong", "fake/llama-3.3-70c") == (
+        1,
+        f"error: no model 'fake/llama-3.3-70c' on the roster or in the log. Did you mean {llama}?\n",
+    )
+
+
+def test_a_model_without_false_claims_has_an_empty_ledger(pair, cli):
+    assert cli("model", "wrong", f"fake/{QWEN}") == (0, f"no verdict has marked a claim of fake/{QWEN} false\n")
+    assert httpx2.get(f"{pair.url}/api/models/fake/{QWEN}/wrong").json()["data"] == []
