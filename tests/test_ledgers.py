@@ -1,8 +1,9 @@
 """Ledgers and alerts: what each model got wrong (`benchwarmers model wrong`, `GET
-/api/models/{alias}/wrong`)."""
+/api/models/{alias}/wrong`), and the verdicts-owed alert (by count and by age)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import httpx2
@@ -10,10 +11,16 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.upkeep.owed import check_owed
+from benchwarmers.bench.upkeep.watch import Watch
 from benchwarmers.cli.app import app
+from benchwarmers.store.changes import list_changes
 from tests.benchserver import BenchServer
 from tests.gateway_fixtures import LLAMA, QWEN
 from tests.test_gateway_panels import ask, collection
+
+DAY = 86_400.0
 
 
 def verdict(server: BenchServer, call: str, useful: bool, false: list[str] | None = None, **extra: Any) -> None:
@@ -93,3 +100,82 @@ def test_the_wrong_ledger_lists_false_claims_newest_first_with_the_call(pair, cl
 def test_a_model_without_false_claims_has_an_empty_ledger(pair, cli):
     assert cli("model", "wrong", f"fake/{QWEN}") == (0, f"no verdict has marked a claim of fake/{QWEN} false\n")
     assert httpx2.get(f"{pair.url}/api/models/fake/{QWEN}/wrong").json()["data"] == []
+
+
+# -- verdicts owed ---------------------------------------------------------------------------------
+
+
+def owed_alerts(server: BenchServer) -> list[dict[str, Any]]:
+    found = server.admin(lambda bench: bench_alerts.list_alerts(bench.state, include_acknowledged=True))
+    return [a for a in found if a["kind"] == "owed"]
+
+
+def check(server: BenchServer, now: float | None = None) -> str | None:
+    return server.admin(lambda bench: check_owed(bench.state, now))
+
+
+def test_the_owed_alert_rises_with_the_count_and_is_resolved_when_verdicts_catch_up(pair, client):
+    pair.admin(lambda bench: bench.gateway_settings.set_gateway(owed_after=3, owed_days=0))
+    collection(pair, "duo", [LLAMA, QWEN], max_explorers=0)
+    first = ask(client, "bench/duo").bench["seats"]
+    assert check(pair) is None  # two owed
+    ask(client, "bench/duo")
+    assert check(pair) == "raised"  # four owed
+    [alert] = owed_alerts(pair)
+    assert (alert["label"], alert["subject"], alert["message"]) == (
+        "verdicts owed",
+        "verdicts",
+        "4 seats await a verdict (3 or more). Verdicts are the evidence that ranks models and picks explorers: "
+        "GET /bench/panels?owed=1 lists the panels waiting (the dashboard marks their seats), and "
+        "POST /bench/verdict judges each seat.",
+    )
+    assert check(pair) is None  # raised once
+    pair.admin(lambda bench: bench_alerts.acknowledge(bench.state, alert["id"]))
+    assert check(pair) is None  # acknowledged: quiet while the verdicts are still owed
+    assert len(owed_alerts(pair)) == 1
+
+    for seat in first:
+        verdict(pair, seat["call"], True)
+    assert check(pair) == "resolved"  # two owed
+    [resolved] = owed_alerts(pair)
+    assert resolved["resolved_at"] is not None
+
+    async def logged(bench):
+        async with bench.state.read() as conn:
+            return await list_changes(conn, subject="alert")
+
+    resolve = next(c for c in pair.admin(logged) if c["action"] == "resolve")
+    assert (resolve["actor"], resolve["name"], resolve["after"]) == (
+        "bench",
+        "verdicts",
+        {"kind": "owed", "ids": [alert["id"]], "owed": 2},
+    )
+    ask(client, "bench/duo")
+    assert check(pair) == "raised"  # behind again: a new alert
+    assert [a["id"] for a in owed_alerts(pair)] == [alert["id"] + 1, alert["id"]]
+
+
+def test_the_owed_alert_rises_when_the_oldest_waits_too_long(pair, client):
+    pair.admin(lambda bench: bench.gateway_settings.set_gateway(owed_after=0, owed_days=7))
+    made = time.time()
+    ask(client, "bench/solo")
+    assert check(pair) is None
+    assert check(pair, made + 7 * DAY - 60) is None
+    panel_at = httpx2.get(f"{pair.url}/bench/panels").json()["data"][0]["created"]
+    assert check(pair, panel_at + 7 * DAY + 1) == "raised"
+    since = time.strftime("%Y-%m-%d", time.gmtime(panel_at))
+    assert owed_alerts(pair)[0]["message"].startswith(
+        f"The oldest has waited since {since} (more than 7 days). Verdicts are the evidence"
+    )
+    assert check(pair, panel_at + 30 * DAY) is None
+
+
+def test_the_watch_checks_the_owed_verdicts_on_its_first_round(pair, client):
+    pair.admin(lambda bench: bench.gateway_settings.set_gateway(owed_after=1))
+    ask(client, "bench/solo")
+
+    async def one_round(bench) -> None:
+        await Watch(bench.state).run_once()
+
+    pair.admin(one_round)
+    assert [a["message"][:36] for a in owed_alerts(pair)] == ["2 seats await a verdict (1 or more)."]

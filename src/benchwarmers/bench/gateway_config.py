@@ -84,6 +84,16 @@ class GatewaySettings(BaseModel):
         le=100,
         description="failed seats in a row that retire a model (with a failing alert) until a probe gets an answer",
     )
+    # Verdicts are the evidence: the alert says when they fall behind, by count or by age.
+    owed_after: int = Field(
+        20, ge=0, le=100_000, description="seats awaiting a verdict that raise the verdicts-owed alert; 0: never"
+    )
+    owed_days: int = Field(
+        7,
+        ge=0,
+        le=365,
+        description="days a seat may await a verdict before the verdicts-owed alert is raised; 0: never",
+    )
     # Privacy: 0 keeps everything; otherwise the server purges older prompts and answers daily.
     retention_days: int = Field(
         0, ge=0, le=36_500, description="days prompts and answers are kept (purged daily by the server); 0 keeps them"
