@@ -1,5 +1,6 @@
 """Ledgers and alerts: what each model got wrong (`benchwarmers model wrong`, `GET
-/api/models/{alias}/wrong`), and the verdicts-owed alert (by count and by age)."""
+/api/models/{alias}/wrong`), the verdicts-owed alert (by count and by age), and `endpoint remove`
+refusing while collections seat the endpoint's models."""
 
 from __future__ import annotations
 
@@ -179,3 +180,50 @@ def test_the_watch_checks_the_owed_verdicts_on_its_first_round(pair, client):
 
     pair.admin(one_round)
     assert [a["message"][:36] for a in owed_alerts(pair)] == ["2 seats await a verdict (1 or more)."]
+
+
+# -- endpoint remove -------------------------------------------------------------------------------
+
+
+def test_endpoint_remove_is_refused_while_collections_seat_its_models(pair, cli, client):
+    collection(pair, "duo", [LLAMA, QWEN], merger=f"fake/{QWEN}")
+    [member, _explorer] = ask(client, "bench/solo").bench["seats"]
+    verdict(pair, member["call"], False, ["a wrong claim"])
+    refusal = (
+        f"endpoint fake has models that collections still seat: bench/duo (fake/{LLAMA}, fake/{QWEN}, fake/{QWEN} as "
+        f"merger); bench/solo (fake/{LLAMA}). Edit those collections first, or remove it anyway with --force "
+        "(API: ?force=true); their seats then show as not on the roster"
+    )
+    assert cli("endpoint", "remove", "fake") == (1, f"error: {refusal}\n")
+    response = httpx2.delete(f"{pair.url}/api/endpoints/fake")
+    assert (response.status_code, response.json()["error"]) == (
+        409,
+        {"message": refusal, "type": "invalid_request_error", "param": "name", "code": "endpoint_in_use"},
+    )
+    assert len(pair.admin(lambda bench: bench.models.list_models())) == 2
+
+    assert cli("endpoint", "remove", "fake", "--force") == (0, "removed endpoint fake\n")
+    assert pair.admin(lambda bench: bench.models.list_models()) == []
+    # Off the roster, its ledger stays while its seats are in the log.
+    assert [c["claim"] for c in orjson.loads(cli("model", "wrong", f"fake/{LLAMA}", "--json")[1])] == ["a wrong claim"]
+
+    async def logged(bench):
+        async with bench.state.read() as conn:
+            return await list_changes(conn, subject="endpoint")
+
+    removal = next(c for c in pair.admin(logged) if c["action"] == "delete")
+    assert removal["after"] == {
+        "forced": [f"bench/duo (fake/{LLAMA}, fake/{QWEN}, fake/{QWEN} as merger)", f"bench/solo (fake/{LLAMA})"]
+    }
+
+
+def test_an_endpoint_no_collection_seats_is_removed_at_once_and_the_api_takes_force(pair, fake_upstream):
+    pair.admin(lambda bench: bench.endpoints.add_endpoint("spare", fake_upstream.base_url, "openrouter"))
+    assert httpx2.delete(f"{pair.url}/api/endpoints/spare").json() == {"name": "spare", "deleted": True}
+    forced = httpx2.delete(f"{pair.url}/api/endpoints/fake", params={"force": "true"})
+    assert forced.json() == {"name": "fake", "deleted": True}
+    # The collection still names the model: the refusal says so.
+    body = {"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}]}
+    refused = httpx2.post(f"{pair.v1}/chat/completions", json=body)
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "empty_panel")
+    assert f"fake/{LLAMA}: not on the roster any more" in refused.json()["error"]["message"]

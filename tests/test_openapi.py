@@ -20,6 +20,7 @@ QUERIES = {
     ("get", "/api/changes"): {"limit", "subject"},
     ("get", "/api/alerts"): {"all"},
     ("get", "/api/models/{alias}/wrong"): {"limit"},
+    ("delete", "/api/endpoints/{name}"): {"force"},
     ("get", "/api/discover"): {"free", "vision", "min_context", "provider", "limit"},
     ("get", "/api/keys"): {"revoked"},
     ("get", "/api/leaderboard"): {"shape", "days"},

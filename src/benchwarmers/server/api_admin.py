@@ -166,9 +166,14 @@ async def create_endpoint(
     return json_response(endpoint, status=201, headers={"cache-control": "no-store"})
 
 
-@router.delete("/api/endpoints/{name}")
-async def delete_endpoint(name: str, actor: Admin, bench: BenchDep) -> Response:
-    await bench.endpoints.remove_endpoint(name, actor=actor)
+@router.delete("/api/endpoints/{name}", responses=error_responses(409))
+async def delete_endpoint(
+    name: str,
+    actor: Admin,
+    bench: BenchDep,
+    force: Annotated[Flag, flag("Remove it even while collections seat its models.")] = False,
+) -> Response:
+    await bench.endpoints.remove_endpoint(name, force=force, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 
