@@ -26,6 +26,20 @@ ROSTER = {
 }
 
 
+LLAMA, QWEN = "llama-3.3-70b", "qwen3-32b"
+
+
+@pytest.fixture
+def pair(server: BenchServer, fake_upstream: FakeUpstream) -> BenchServer:
+    """Two free models of two families on a paid endpoint; `solo` seats llama plus one explorer."""
+    for model in (LLAMA, QWEN):
+        fake_upstream.script(model)
+    add_fake_endpoint(server, fake_upstream, models=[listed(LLAMA), listed(QWEN)], free_tier=False)
+    solo = {"name": "solo", "members": [f"fake/{LLAMA}"], "description": "solo work", "tags": ["test"]}
+    server.admin(lambda bench: bench.collections.add_collection({**solo, "max_explorers": 1}))
+    return server
+
+
 @pytest.fixture
 def fake() -> Iterator[FakeUpstream]:
     with FakeUpstream() as upstream:

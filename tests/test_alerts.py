@@ -1,32 +1,21 @@
 """Alerts end to end: went paid (one alert per transition, out of the explorer pool until
 acknowledged), retiring (gone or deprecated: explorers skip it, members still call it), failing
-(N failed seats in a row, once per streak), and the `benchwarmers alerts` command."""
+(N failed seats in a row retire the model, once per streak: tests/test_retiring.py), and the
+`benchwarmers alerts` command."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import orjson
-import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.gateway_fixtures import LLAMA, QWEN
 from tests.test_gateway_panels import ask, collection
-
-LLAMA, QWEN = "llama-3.3-70b", "qwen3-32b"
-
-
-@pytest.fixture
-def pair(server: BenchServer, fake_upstream: Any) -> BenchServer:
-    """Two free models of two families on a paid endpoint; `solo` seats llama plus one explorer."""
-    for model in (LLAMA, QWEN):
-        fake_upstream.script(model)
-    add_fake_endpoint(server, fake_upstream, models=[listed(LLAMA), listed(QWEN)], free_tier=False)
-    collection(server, "solo", [LLAMA], max_explorers=1)
-    return server
 
 
 def serve(fake: Any, *entries: dict[str, Any]) -> None:
@@ -137,14 +126,19 @@ def test_a_model_failing_five_seats_in_a_row_raises_one_alert_per_streak(pair, f
     ask(client, "bench/q")
     (alert,) = open_alerts(pair)
     assert alert[:2] == ("failing", f"fake/{QWEN}")
-    assert alert[2].startswith(f"fake/{QWEN} failed its last 5 seats in a row; last error: upstream error (500)")
-    ask(client, "bench/q")
-    assert len(open_alerts(pair)) == 1  # the sixth failure is the same streak
-
+    assert alert[2].startswith(f"fake/{QWEN} failed its last 5 seats in a row and is retired: ")
+    assert alert[2].endswith("; last error: upstream error (500): The server had an error while processing your "
+                             "request. Sorry about that!")  # fmt: skip
     fake_upstream.script(QWEN)
-    assert ask(client, "bench/q").bench["seats"][0]["status"] == "ok"  # the streak ends
+    assert ask(client, "bench/q").bench["seats"][0]["status"] == "retired"  # not asked, however it would answer
+    assert len(open_alerts(pair)) == 1
+
+    # Acknowledging says "seen": the model stays retired until a probe or the user brings it back.
     alert_id = pair.admin(lambda bench: bench_alerts.list_alerts(bench.state))[0]["id"]
     pair.admin(lambda bench: bench_alerts.acknowledge(bench.state, alert_id))
+    assert ask(client, "bench/q").bench["seats"][0]["status"] == "retired"
+    pair.admin(lambda bench: bench.models.restore(f"fake/{QWEN}"))
+    assert ask(client, "bench/q").bench["seats"][0]["status"] == "ok"
     fake_upstream.script(QWEN, status=500)
     for _ in range(4):
         ask(client, "bench/q")

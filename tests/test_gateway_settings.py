@@ -34,6 +34,8 @@ DEFAULTS = {
     "replay_window": 600.0,
     "endpoint_concurrency": 64,
     "failing_after": 5,
+    "owed_after": 20,
+    "owed_days": 7,
     "retention_days": 0,
 }
 BOUNDS = {
@@ -46,6 +48,8 @@ BOUNDS = {
     "replay_window": (60, 86400),
     "endpoint_concurrency": (1, 1024),
     "failing_after": (1, 100),
+    "owed_after": (0, 100_000),
+    "owed_days": (0, 365),
     "retention_days": (0, 36500),
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
@@ -113,6 +117,7 @@ def test_each_bound_is_allowed_and_a_step_past_it_is_refused(name):
         ({"max_explorers": True}, "max_explorers must be a whole number from 0 to 20 (got true)"),
         ({"max_explorers": "two"}, 'max_explorers must be a whole number from 0 to 20 (got "two")'),
         ({"failing_after": 0}, "failing_after must be a whole number from 1 to 100 (got 0)"),
+        ({"owed_days": 400}, "owed_days must be a whole number from 0 to 365 (got 400)"),
         ({"ping_interval": "5"}, 'ping_interval must be from 1 to 60 seconds (got "5")'),
         ({"ping_interval": 0, "endpoint_concurrency": 0}, f"{PING_ZERO}; {CONCURRENCY_ZERO}"),
     ],
@@ -126,7 +131,8 @@ def test_an_unknown_setting_is_refused_with_the_known_ones():
     error = refused(lambda: check({"colour": 1}))
     assert (error.message, error.param) == (
         "unknown gateway setting(s): colour; expected: max_explorers, max_calls, epsilon, seat_timeout, "
-        "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, retention_days",
+        "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, owed_after, owed_days, "
+        "retention_days",
         "colour",
     )
 
@@ -159,7 +165,7 @@ def test_a_change_from_the_cli_round_trips(cli):
     assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
         0,
         "max_explorers 2, max_calls 5, epsilon 0.2, seat_timeout 120, decision_timeout 5, ping_interval 2.5, "
-        "replay_window 600, endpoint_concurrency 8, failing_after 5, retention_days 0\n",
+        "replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, retention_days 0\n",
     )
     code, out = cli("gateway", "show", "--json")
     assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})

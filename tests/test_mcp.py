@@ -198,6 +198,22 @@ async def test_a_failed_seat_is_named_and_not_owed_a_verdict(bench, fake):
     assert text.endswith(": " + ", ".join(owed) + "\n")
 
 
+async def test_a_retired_member_is_named_with_why_and_not_owed_a_verdict(bench, fake):
+    await asyncio.to_thread(bench.admin, lambda b: b.gateway_settings.set_gateway(failing_after=1))
+    fake.script("qwen3-32b", status=500)
+    await call(bench.url, "ask", {"collection": "bench/reviewers", "prompt": "hello"})  # retires it
+    result = await call(bench.url, "ask", {"collection": "bench/reviewers", "prompt": "hello again"})
+    seats = result.structured_content["seats"]
+    retired = next(s for s in seats if s["alias"] == "fake/qwen3-32b")
+    assert (retired["status"], retired["seconds"]) == ("retired", 0.0)
+    text = result.content[0].text
+    assert f"## member2 · fake/qwen3-32b · retired · 0.0s\ncall: {retired['call']}\n\n({retired['error']})\n" in text
+    assert retired["error"].startswith("retired: not asked, it failed its last seat; next probe ")
+    owed = [s["call"] for s in seats if s["status"] == "ok"]
+    assert len(owed) == len(seats) - 1
+    assert text.endswith(": " + ", ".join(owed) + "\n")
+
+
 async def test_verdicts_are_recorded_in_the_database(bench):
     panel = (await call(bench.url, "ask", {"collection": "reviewers", "prompt": "review this"})).structured_content
     seat = panel["seats"][0]["call"]

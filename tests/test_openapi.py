@@ -19,6 +19,8 @@ QUERIES = {
     ("get", "/api/panels"): {"limit", "before"},
     ("get", "/api/changes"): {"limit", "subject"},
     ("get", "/api/alerts"): {"all"},
+    ("get", "/api/models/{alias}/wrong"): {"limit"},
+    ("delete", "/api/endpoints/{name}"): {"force"},
     ("get", "/api/discover"): {"free", "vision", "min_context", "provider", "limit"},
     ("get", "/api/keys"): {"revoked"},
     ("get", "/api/leaderboard"): {"shape", "days"},
@@ -30,6 +32,7 @@ QUERIES = {
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),
     ("post", "/api/alerts/{alert_id}/ack"),
+    ("post", "/api/models/{alias}/restore"),
     ("post", "/logout"),
 }
 

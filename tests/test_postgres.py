@@ -119,3 +119,30 @@ def test_renames_on_postgres(pg_server, fake):
         ("qwen", 1, 1),
         ("local/llama-3.3-70b", 1, 0),
     ]
+
+
+def test_retiring_the_wrong_ledger_and_the_owed_alert_on_postgres(pg_server, fake):
+    from benchwarmers.bench.admin.alerts import list_alerts
+    from benchwarmers.bench.upkeep.owed import check_owed
+    from benchwarmers.bench.upkeep.probe import probe_due
+
+    add_fake_endpoint(pg_server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b")])
+    pg_server.admin(lambda b: b.gateway_settings.set_gateway(failing_after=1, owed_after=1))
+    members = {"members": ["fake/llama-3.3-70b", "fake/qwen3-32b"], "max_explorers": 0}
+    pg_server.admin(lambda b: b.collections.add_collection({"name": "pair", **members}))
+    fake.script("qwen3-32b", status=500)
+    body = {"model": "bench/pair", "messages": [{"role": "user", "content": "hi"}]}
+    seats = httpx2.post(f"{pg_server.v1}/chat/completions", timeout=30, json=body).json()["bench"]["seats"]
+    judged = {"call": seats[0]["call"], "useful": False, "false": ["a wrong claim"]}
+    assert httpx2.post(f"{pg_server.url}/bench/verdict", json=judged).status_code == 200
+    wrong = httpx2.get(f"{pg_server.url}/api/models/fake/llama-3.3-70b/wrong").json()["data"]
+    assert [(c["claim"], c["call"]) for c in wrong] == [("a wrong claim", seats[0]["call"])]
+
+    again = httpx2.post(f"{pg_server.v1}/chat/completions", timeout=30, json=body).json()["bench"]["seats"]
+    assert [s["status"] for s in again] == ["ok", "retired"]
+    assert pg_server.admin(lambda b: check_owed(b.state)) == "raised"  # one owed: the second panel's llama
+    fake.script("qwen3-32b")
+    probed = pg_server.admin(lambda b: probe_due(b.state, time.time() + 601))
+    assert [(p.alias, p.answered) for p in probed] == [("fake/qwen3-32b", True)]
+    alerts = pg_server.admin(lambda b: list_alerts(b.state, include_acknowledged=True))
+    assert [(a["kind"], a["resolved_at"] is not None) for a in alerts] == [("owed", False), ("failing", True)]

@@ -67,7 +67,7 @@ def aged(bench_with_roster: BenchServer, fake, client) -> tuple[BenchServer, lis
     old = [judged_panel(bench_with_roster, client, f"{OLD_PROMPT} #{n}", useful=n != 1) for n in range(3)]
     backdate(bench_with_roster, old, 3 * DAY)
     fake.script("llama-3.3-70b", reply="a recent answer")
-    fake.script("qwen3-32b", reply="recovered")  # its last error (the model's row keeps it) is the old one
+    fake.script("qwen3-32b", reply="recovered")  # retired after three failures: not asked, its last error the old one
     new = judged_panel(bench_with_roster, client, NEW_PROMPT, useful=True, claim="a recent claim")
     return bench_with_roster, old, new
 
@@ -154,9 +154,12 @@ def test_purge_removes_old_prompts_and_answers_from_the_database_file_and_keeps_
             quoted = await conn.execute(select(alerts.c.kind, alerts.c.subject, alerts.c.message))
             return [*kept.all(), *quoted.all()]
 
-    assert server.admin(error_texts) == [
-        ("failing", "fake/qwen3-32b", "fake/qwen3-32b failed its last 3 seats in a row; last error: [purged]")
-    ]
+    retired = (
+        "fake/qwen3-32b failed its last 3 seats in a row and is retired: explorers skip it and collections show it "
+        "as retired without asking it, until a probe (every 10 minutes at first, then less often) gets an answer or "
+        "you run `benchwarmers model restore fake/qwen3-32b`; last error: [purged]"
+    )
+    assert server.admin(error_texts) == [("failing", "fake/qwen3-32b", retired)]
 
     async def newest_change(bench: Bench) -> dict[str, Any]:
         async with bench.state.read() as conn:

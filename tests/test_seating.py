@@ -143,6 +143,10 @@ def test_filter_retiring() -> None:
     assert only_explorer(free("x", retiring=True)) == []
 
 
+def test_filter_retired() -> None:
+    assert only_explorer(free("x", retired=True)) == []
+
+
 def test_filter_cooldown() -> None:
     assert only_explorer(free("x", cooldown_until=NOW + 30)) == []
     assert only_explorer(free("x", cooldown_until=NOW)) == ["x"]  # cooldown has ended
@@ -370,3 +374,16 @@ def test_nominated_member_skipped_once() -> None:
     p = plan(members, [Candidate("blind", vision=False)], images=True)
     assert p.skipped == (Skipped("member", "blind", "cannot take images"),)
     assert p.seats == ()
+
+
+def test_a_retired_member_keeps_its_seat_marked_and_leaves_its_call_to_an_explorer() -> None:
+    members = [Candidate(f"m{i}", family=f"mf{i}") for i in range(4)] + [Candidate("r", family="rf", retired=True)]
+    pool = [free("x1", family="xf1"), free("x2", family="xf2", last_seated=NOW - 10), free("same", family="rf")]
+    p = plan(members, [Candidate("n", family="nf", retired=True)], pool=pool)
+    assert [s for s in p.seats if s.kind != "explorer"] == [
+        *(Seat("member", i + 1, f"m{i}") for i in range(4)),
+        Seat("member", 5, "r", retired=True),
+        Seat("nominee", 1, "n", retired=True),
+    ]
+    # Four members asked: one explorer (five calls), never of the retired member's family.
+    assert explorers(p) == ["x1"]

@@ -10,6 +10,7 @@ import stat
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
+from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings, parse_bind
 from benchwarmers.store.db import SCHEMA_REVISION, alembic_config, create_engine, migrate
@@ -74,6 +75,43 @@ def test_an_older_database_is_migrated_forward_on_open(tmp_path):
         return version
 
     assert asyncio.run(main()) == SCHEMA_REVISION
+
+
+def test_models_and_alerts_from_before_retirement_migrate_as_not_retired_and_unresolved(tmp_path):
+    from alembic import command
+
+    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+
+    async def main() -> tuple[dict, list[dict]]:
+        engine = create_engine(url)
+
+        def to_0002(connection):
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0002")
+            connection.exec_driver_sql(
+                "INSERT INTO endpoints (id, name, base_url, kind, free_tier, enabled, created_at) "
+                "VALUES (1, 'p', 'https://example.invalid/v1', 'openai', 1, 1, 0)"
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO models (id, alias, endpoint_id, model_id, enabled, gone, first_seen, "
+                "rate_limited_streak, failure_streak) VALUES (1, 'p/m', 1, 'm', 1, 0, 0, 0, 7)"
+            )
+            connection.exec_driver_sql(
+                "INSERT INTO alerts (kind, subject, message, created_at) VALUES ('failing', 'p/m', 'old', 0)"
+            )
+
+        async with engine.begin() as conn:
+            await conn.run_sync(to_0002)
+        await engine.dispose()
+        async with Bench(Settings(home=tmp_path)) as bench:
+            model = await bench.models.model("p/m")
+            found = await bench_alerts.list_alerts(bench.state)
+        return model, found
+
+    model, found = asyncio.run(main())
+    assert (model["status"], model["retired_at"], model["next_probe_at"]) == ("ok", None, None)
+    assert [(a["kind"], a["acknowledged_at"], a["resolved_at"]) for a in found] == [("failing", None, None)]
 
 
 def test_migrations_create_everything_and_rerun_cleanly(tmp_path):

@@ -79,7 +79,20 @@ class GatewaySettings(BaseModel):
         64, ge=1, le=1024, description="seat calls in flight per endpoint; more wait for a free slot"
     )
     failing_after: int = Field(
-        5, ge=1, le=100, description="failed seats in a row that raise a failing alert for the model"
+        5,
+        ge=1,
+        le=100,
+        description="failed seats in a row that retire a model (with a failing alert) until a probe gets an answer",
+    )
+    # Verdicts are the evidence: the alert says when they fall behind, by count or by age.
+    owed_after: int = Field(
+        20, ge=0, le=100_000, description="seats awaiting a verdict that raise the verdicts-owed alert; 0: never"
+    )
+    owed_days: int = Field(
+        7,
+        ge=0,
+        le=365,
+        description="days a seat may await a verdict before the verdicts-owed alert is raised; 0: never",
     )
     # Privacy: 0 keeps everything; otherwise the server purges older prompts and answers daily.
     retention_days: int = Field(

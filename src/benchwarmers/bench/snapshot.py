@@ -57,6 +57,9 @@ class ModelView:
     failure_streak: int
     facts: dict[str, tuple[Any, str]]  # fact → (value, source), after the precedence rule
     free_tier_endpoint: bool = False
+    retired_at: float | None = None  # retired for failing: not asked until a probe or the user restores it
+    next_probe_at: float | None = None
+    probes: int = 0  # probes that failed since it was retired
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
@@ -91,6 +94,10 @@ class ModelView:
     @property
     def retiring(self) -> bool:
         return self.gone or bool(self.fact("deprecated"))
+
+    @property
+    def retired(self) -> bool:
+        return self.retired_at is not None
 
     def cooling(self, now: float) -> bool:
         return self.cooldown_until is not None and self.cooldown_until > now
@@ -174,6 +181,9 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             failure_streak=row["failure_streak"] or 0,
             facts=effective(by_source),
             free_tier_endpoint=endpoint.free_tier,
+            retired_at=row["retired_at"],
+            next_probe_at=row["next_probe_at"],
+            probes=row["probes"] or 0,
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
     snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()

@@ -81,7 +81,8 @@ async def alerts(
     show_all: bool = typer.Option(False, "--all", help="acknowledged ones too"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Alerts: models that went paid, are retiring or keep failing (`--ack ID` to acknowledge one)."""
+    """Alerts: models that went paid, are retiring or were retired for failing; verdicts owed (`--ack ID`
+    to acknowledge one)."""
     if ack is not None:
         alert = await bench_alerts.acknowledge(bench.state, ack)
         if as_json:
@@ -103,11 +104,18 @@ async def alerts(
         console.print("no open alerts" if not show_all else "no alerts", markup=False)
         return
     rows = [
-        (a["id"], a["label"], a["subject"], _when(a["created_at"]), _when(a["acknowledged_at"]) or "open",
-         a["message"])
+        (a["id"], a["label"], a["subject"], _when(a["created_at"]), _state(a), a["message"])
         for a in found
     ]  # fmt: skip
-    table(None, ["id", "kind", "model", "raised", "acknowledged", "message"], rows)
+    table(None, ["id", "kind", "subject", "raised", "state", "message"], rows)
+
+
+def _state(alert: dict[str, Any]) -> str:
+    if alert["resolved_at"]:
+        return f"resolved {_when(alert['resolved_at'])}"
+    if alert["acknowledged_at"]:
+        return f"acknowledged {_when(alert['acknowledged_at'])}"
+    return "open"
 
 
 # -- discover ------------------------------------------------------------------------------------

@@ -80,7 +80,8 @@ def print_json(data: Any) -> None:
 
 
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    out = Table(title=title, show_lines=False, header_style="bold")
+    """Cells are plain text: `xs[i]` or `[purged]` in a claim or a message is shown, not read as markup."""
+    out = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
     for column in columns:
         out.add_column(column, overflow="fold")
     for row in rows:

@@ -114,7 +114,12 @@ async def rename(
 
 @app.command("remove")
 @with_bench
-async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
-    """Remove an endpoint and its models from the roster (recorded panels keep their text)."""
-    await bench.endpoints.remove_endpoint(name)
+async def remove(
+    bench: Bench,
+    name: str = typer.Argument(...),
+    force: bool = typer.Option(False, "--force", help="even while collections seat its models"),
+) -> None:
+    """Remove an endpoint and its models from the roster (recorded panels keep their text). Refused
+    while a collection seats one of its models, unless --force."""
+    await bench.endpoints.remove_endpoint(name, force=force)
     console.print(f"removed endpoint {name}", markup=False)

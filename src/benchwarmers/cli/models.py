@@ -7,6 +7,7 @@ import time
 import orjson
 import typer
 
+from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
 
@@ -21,13 +22,19 @@ def _yes(value: bool | None) -> str:
     return "?" if value is None else ("yes" if value else "no")
 
 
+def _clock(at: float) -> str:
+    """Local time; with the date when it is not today."""
+    same_day = time.localtime(at)[:3] == time.localtime()[:3]
+    return time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M", time.localtime(at))
+
+
 def _status(model: dict) -> str:
-    """The status, with the time a cooldown ends (local time; a date when it is not today)."""
-    until = model.get("cooldown_until")
-    if model["status"] != "cooldown" or not until:
-        return model["status"]
-    same_day = time.localtime(until)[:3] == time.localtime()[:3]
-    return f"cooldown until {time.strftime('%H:%M:%S' if same_day else '%Y-%m-%d %H:%M', time.localtime(until))}"
+    """The status, with the time a cooldown ends or a retired model is probed next."""
+    if model["status"] == "cooldown" and model.get("cooldown_until"):
+        return f"cooldown until {_clock(model['cooldown_until'])}"
+    if model["status"] == "retired" and model.get("next_probe_at"):
+        return f"retired, next probe {_clock(model['next_probe_at'])}"
+    return str(model["status"])
 
 
 @app.command("list")
@@ -124,3 +131,35 @@ def moved_line(moved: dict) -> str:
         f"{moved['alerts']} alert(s)",
     ]
     return "moved with it: " + ", ".join(parts)
+
+
+@app.command("restore")
+@with_bench
+async def restore(bench: Bench, alias: str = typer.Argument(...)) -> None:
+    """Bring back a model retired for failing: asked again now, its failing alert resolved."""
+    before = (await bench.models.model(alias))["status"]
+    model = await bench.models.restore(alias)
+    if before != "retired":
+        console.print(f"{alias} is not retired ({_status(model)}); nothing changed", markup=False)
+        return
+    console.print(f"{alias} restored: members ask it again and it may sit explorer seats", markup=False)
+
+
+@app.command("wrong")
+@with_bench
+async def wrong(
+    bench: Bench,
+    alias: str = typer.Argument(...),
+    limit: int = typer.Option(DEFAULT_LIMIT, "--limit", min=1, max=MAX_LIMIT, help="claims at most"),
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """The claims verdicts marked false in a model's answers, newest first, with the call of each."""
+    claims = await wrong_claims(bench.state, alias, limit)
+    if as_json:
+        print_json(claims)
+        return
+    if not claims:
+        console.print(f"no verdict has marked a claim of {alias} false", markup=False)
+        return
+    rows = [(_clock(c["at"]), c["claim"], c["call"], c["shape"], c["judge"]) for c in claims]
+    table(f"{alias}: claims marked false", ["judged", "claim", "call", "shape", "judge"], rows)

@@ -143,12 +143,14 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
             lines.append((seat.get("answer") or "").strip())
         elif seat["status"] == "empty":
             lines.append("(empty answer)")
+        elif seat["status"] == "retired":
+            lines.append(f"({seat.get('error') or 'retired: not asked'})")
         else:
             lines.append(f"(failed: {seat.get('error') or 'no answer'})")
         lines.append("")
     for skip in bench.get("skipped") or []:
         lines.append(f"Skipped {skip.get('seat')} {skip.get('alias')}: {skip.get('why')}")
-    answered = [s["call"] for s in [*seats, *([merger] if merger else [])] if s["status"] != "error"]
+    answered = [s["call"] for s in [*seats, *([merger] if merger else [])] if s["status"] in ("ok", "empty")]
     lines += [
         "---",
         "These are claims, not facts. Check each against the real code; agreement between seats proves nothing.",

@@ -17,6 +17,7 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
@@ -95,6 +96,24 @@ async def get_models(bench: BenchDep) -> Response:
     return json_response({"object": "list", "data": await bench.models.list_models()})
 
 
+# Before GET /api/models/{alias:path}, which would take "…/wrong" as part of the alias.
+@router.get("/api/models/{alias:path}/wrong")
+async def get_wrong_claims(
+    alias: str,
+    bench: BenchDep,
+    limit: Annotated[
+        int, Query(ge=1, le=MAX_LIMIT, description="How many claims at most, newest verdict first.")
+    ] = DEFAULT_LIMIT,
+) -> Response:
+    claims = await wrong_claims(bench.state, alias, limit)
+    return json_response({"object": "list", "alias": alias, "data": claims})
+
+
+@router.post("/api/models/{alias:path}/restore")
+async def restore_model(alias: str, actor: Admin, bench: BenchDep) -> Response:
+    return json_response(await bench.models.restore(alias, actor=actor))
+
+
 @router.get("/api/models/{alias:path}")
 async def get_model(alias: str, bench: BenchDep) -> Response:
     return json_response(await bench.models.model(alias))
@@ -147,9 +166,14 @@ async def create_endpoint(
     return json_response(endpoint, status=201, headers={"cache-control": "no-store"})
 
 
-@router.delete("/api/endpoints/{name}")
-async def delete_endpoint(name: str, actor: Admin, bench: BenchDep) -> Response:
-    await bench.endpoints.remove_endpoint(name, actor=actor)
+@router.delete("/api/endpoints/{name}", responses=error_responses(409))
+async def delete_endpoint(
+    name: str,
+    actor: Admin,
+    bench: BenchDep,
+    force: Annotated[Flag, flag("Remove it even while collections seat its models.")] = False,
+) -> Response:
+    await bench.endpoints.remove_endpoint(name, force=force, actor=actor)
     return json_response({"name": name, "deleted": True})
 
 

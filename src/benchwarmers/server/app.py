@@ -15,6 +15,7 @@ from benchwarmers import __version__
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
+from benchwarmers.bench.upkeep.watch import Watch
 from benchwarmers.server import (
     api_admin,
     api_evidence,
@@ -43,6 +44,7 @@ def create_app(settings: Settings) -> FastAPI:
         await bench.open()
         app.state.bench = bench
         scheduler = CatalogScheduler(bench.state).start()  # the daily catalog refresh
+        app.state.watch = watch = Watch(bench.state).start()  # probes of retired models, the owed alert
         retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
         try:
             yield
@@ -51,6 +53,7 @@ def create_app(settings: Settings) -> FastAPI:
             with contextlib.suppress(asyncio.CancelledError):
                 await retention
             await scheduler.stop()
+            await watch.stop()
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -1,7 +1,7 @@
 """Counts the dashboard shows on every load, kept cheap at any size: each reads a covering index
 (migration 0002) or the verdicts, never the seat rows with their answers.
 
-- `owed_count`: seats awaiting a verdict, over the whole log.
+- `owed_count`: seats awaiting a verdict, over the whole log; `oldest_owed`: since when.
 - `newest_panel_ids`: what an open Gateway card compares to tell that it should fetch again.
 - `standing_counts`: per model × shape, its seats, errors, empties, verdicts and useful ones.
 """
@@ -13,10 +13,12 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import SEATED_KINDS
+from benchwarmers.store.calls import ANSWERED, RETIRED, SEATED_KINDS
 from benchwarmers.store.schema import panels, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
+# A seat awaiting a verdict (with the outer join on _CURRENT): it answered, and no verdict is current.
+_OWED = and_(seats.c.status.in_(ANSWERED), seats.c.seat != "decision", verdicts.c.id.is_(None))
 
 
 def _count_if(condition: Any) -> Any:
@@ -26,13 +28,21 @@ def _count_if(condition: Any) -> Any:
 async def owed_count(conn: AsyncConnection) -> int:
     """Seats awaiting a verdict, counted as `calls.list_panels` counts them per panel: every
     answered seat (ok or empty, a merger's included) with no current verdict; decision calls never."""
-    query = (
-        select(func.count())
-        .select_from(seats)
-        .outerjoin(verdicts, _CURRENT)
-        .where(and_(seats.c.status != "error", seats.c.seat != "decision", verdicts.c.id.is_(None)))
-    )
+    query = select(func.count()).select_from(seats).outerjoin(verdicts, _CURRENT).where(_OWED)
     return int(await conn.scalar(query) or 0)
+
+
+async def oldest_owed(conn: AsyncConnection) -> float | None:
+    """When the oldest panel with a seat awaiting a verdict was made; None when none is owed.
+
+    Read from the owed count's covering index: call ids begin with their panel's UTC date and time
+    (`p20261129-231501-…`), so the smallest owed call is the oldest, and its panel row has the time.
+    """
+    query = select(func.min(seats.c.call)).select_from(seats).outerjoin(verdicts, _CURRENT).where(_OWED)
+    oldest = await conn.scalar(query)
+    if oldest is None:
+        return None
+    return await conn.scalar(select(panels.c.created_at).where(panels.c.id == oldest.partition(".")[0]))
 
 
 async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
@@ -44,7 +54,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
     """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
     `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
     `judged_answers` (verdicts on seats that answered) and `last_judged`."""
-    seated: ColumnElement[bool] = seats.c.seat.in_(SEATED_KINDS)
+    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status != RETIRED)
     if since is not None:
         seated = and_(seated, seats.c.created_at >= since)
     by_seat = (
@@ -65,7 +75,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             seats.c.shape,
             func.count().label("verdicts"),
             _count_if(verdicts.c.useful.is_(True)).label("useful"),
-            _count_if(seats.c.status != "error").label("judged_answers"),
+            _count_if(seats.c.status.in_(ANSWERED)).label("judged_answers"),
             func.max(verdicts.c.created_at).label("last_judged"),
         )
         .select_from(verdicts)

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import and_, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import SEATED_KINDS
+from benchwarmers.store.calls import RETIRED, SEATED_KINDS
 from benchwarmers.store.schema import panels, roles, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
@@ -18,7 +18,8 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
     """Every member, nominee and explorer seat since `since`, with its current verdict (or None).
 
     Answers are not loaded, only their length in characters; merger and decision seats are left
-    out because they answer a different question than the prompt.
+    out because they answer a different question than the prompt, and retired seats because no
+    model was asked.
     """
     query = (
         select(
@@ -40,7 +41,7 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
             verdicts.c.created_at.label("judged_at"),
         )
         .outerjoin(verdicts, _CURRENT)
-        .where(seats.c.seat.in_(SEATED_KINDS))
+        .where(seats.c.seat.in_(SEATED_KINDS) & (seats.c.status != RETIRED))
         .order_by(seats.c.created_at, seats.c.call)
     )
     if since is not None:
@@ -92,6 +93,50 @@ async def iter_judged(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
     )
     for row in await conn.execute(query):
         yield dict(row._mapping)
+
+
+async def false_claims(conn: AsyncConnection, alias: str, limit: int) -> list[dict[str, Any]]:
+    """The claims current verdicts marked false in `alias`'s answers (seats and merges), newest
+    verdict first: one row per claim, at most `limit`."""
+    query = (
+        select(
+            seats.c.call,
+            seats.c.panel_id,
+            seats.c.seat,
+            seats.c.shape,
+            verdicts.c["false"].label("false_claims"),
+            verdicts.c.note,
+            verdicts.c.caller,
+            verdicts.c.created_at,
+        )
+        .join(verdicts, _CURRENT)
+        .where(seats.c.alias == alias)
+        .order_by(verdicts.c.created_at.desc(), verdicts.c.id.desc())
+    )
+    found: list[dict[str, Any]] = []
+    # Whether a JSON list is empty is not portable SQL: verdicts without false claims are skipped here.
+    async with conn.stream(query) as rows:
+        async for row in rows:
+            for claim in row.false_claims or []:
+                if len(found) == limit:
+                    return found
+                found.append(
+                    {
+                        "claim": claim,
+                        "call": row.call,
+                        "panel": row.panel_id,
+                        "seat": row.seat,
+                        "shape": row.shape,
+                        "note": row.note,
+                        "judge": row.caller,
+                        "at": row.created_at,
+                    }
+                )
+    return found
+
+
+async def has_seats(conn: AsyncConnection, alias: str) -> bool:
+    return await conn.scalar(select(seats.c.call).where(seats.c.alias == alias).limit(1)) is not None
 
 
 # -- roles: the user's pins (role "primary" per shape) ------------------------------------------

@@ -204,3 +204,49 @@ async def clear_learned(conn: AsyncConnection, endpoint_id: int, fact: str) -> N
             model_facts.c.model_pk.in_(pks) & (model_facts.c.fact == fact) & (model_facts.c.source == "learned")
         )
     )
+
+
+# -- retirement: models that kept failing, and the probe that brings them back ----------------------
+
+
+async def retire_model(conn: AsyncConnection, pk: int, *, now: float, next_probe_at: float) -> bool:
+    """Retire a model (unless it already is); True when this call retired it."""
+    result = await conn.execute(
+        models.update()
+        .where((models.c.id == pk) & models.c.retired_at.is_(None))
+        .values(retired_at=now, next_probe_at=next_probe_at, probes=0)
+    )
+    return bool(result.rowcount)
+
+
+async def restore_model(conn: AsyncConnection, pk: int) -> bool:
+    """Bring a retired model back with a clean slate; True when it was retired."""
+    result = await conn.execute(
+        models.update()
+        .where((models.c.id == pk) & models.c.retired_at.is_not(None))
+        .values(retired_at=None, next_probe_at=None, probes=0, failure_streak=0, rate_limited_streak=0)
+    )
+    return bool(result.rowcount)
+
+
+async def probe_failed(conn: AsyncConnection, pk: int, *, probes: int, next_probe_at: float, error: str) -> None:
+    await conn.execute(
+        models.update()
+        .where((models.c.id == pk) & models.c.retired_at.is_not(None))
+        .values(probes=probes, next_probe_at=next_probe_at, last_error=error or None)
+    )
+
+
+async def due_probes(conn: AsyncConnection, now: float) -> list[dict]:
+    """Retired models whose next probe is due, the longest waiting first."""
+    query = (
+        select(models.c.id, models.c.alias, models.c.probes, models.c.next_probe_at, models.c.retired_at)
+        .where(models.c.retired_at.is_not(None) & (models.c.next_probe_at <= now))
+        .order_by(models.c.next_probe_at, models.c.alias)
+    )
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def next_probe_at(conn: AsyncConnection) -> float | None:
+    """When the soonest probe of a retired model is due; None when no model is retired."""
+    return await conn.scalar(select(func.min(models.c.next_probe_at)).where(models.c.retired_at.is_not(None)))

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    text,
 )
 
 metadata = MetaData(
@@ -64,6 +65,10 @@ models = Table(
     Column("rate_limited_streak", Integer, nullable=False, default=0),
     Column("failure_streak", Integer, nullable=False, default=0),
     Column("last_error", Text),
+    # retired after `failing_after` failed seats in a row: out of its seats until a probe answers
+    Column("retired_at", Float),
+    Column("next_probe_at", Float),
+    Column("probes", Integer, nullable=False, default=0, server_default=text("0")),  # failed probes since
 )
 
 # One row per (model, fact, source): the precedence rule picks the effective value.
@@ -200,7 +205,8 @@ alerts = Table(
     Column("subject", String(300), nullable=False),
     Column("message", Text, nullable=False),
     Column("created_at", Float, nullable=False),
-    Column("acknowledged_at", Float),
+    Column("acknowledged_at", Float),  # the user has seen it
+    Column("resolved_at", Float),  # the bench saw its cause go away (a probe answered, verdicts came)
     Index("ix_alerts_kind_subject", "kind", "subject"),
 )
 

@@ -1,7 +1,9 @@
 """Alerts as the user sees them, and acknowledging one (logged in the changes like any config change).
 
 Kinds: `went_paid` (a free model now has a price: it stays out of explorer seats until acknowledged),
-`retiring` (deprecated or gone from its listing), `failing` (its last seats all failed).
+`retiring` (deprecated or gone from its listing), `failing` (its last seats all failed, so it is
+retired until a probe or the user restores it: resolved then), `owed` (verdicts fall behind: resolved
+once they are caught up). An alert is open until the user acknowledges it or the bench resolves it.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ def alert_public(row: dict[str, Any]) -> dict[str, Any]:
         "message": row["message"],
         "created_at": row["created_at"],
         "acknowledged_at": row["acknowledged_at"],
+        "resolved_at": row["resolved_at"],
     }
 
 

@@ -4,6 +4,7 @@ environment variable) and their listings. Every change is logged."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -15,8 +16,9 @@ from benchwarmers.bench.upkeep import refresh
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
 from benchwarmers.redaction import without_query
 from benchwarmers.store import aliases as alias_rows
-from benchwarmers.store import roster
+from benchwarmers.store import collection_rows, roster
 from benchwarmers.store.changes import record_change
+from benchwarmers.store.records import CollectionFields
 from benchwarmers.upstream.failures import UpstreamFailure
 from benchwarmers.upstream.listings import KINDS
 
@@ -64,6 +66,19 @@ def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
         "refreshed_at": row["refreshed_at"],
         "refresh_error": row["refresh_error"],
     }
+
+
+def seated_by(collections: Iterable[CollectionFields], aliases: set[str]) -> list[str]:
+    """Each collection that seats one of `aliases`, with them: `bench/review (a, b as merger)`."""
+    found = []
+    for collection in sorted(collections, key=lambda c: c["name"]):
+        named = [m for m in collection["members"] if m in aliases]
+        merger = collection.get("merger")
+        if merger in aliases:
+            named.append(f"{merger} as merger")
+        if named:
+            found.append(f"bench/{collection['name']} ({', '.join(named)})")
+    return found
 
 
 class Endpoints:
@@ -134,9 +149,22 @@ class Endpoints:
             raise NotFound(f"no endpoint named {name!r}.{suggest(name, names)}", param="name")
         return row
 
-    async def remove_endpoint(self, name: str, *, actor: str | None = None) -> None:
+    async def remove_endpoint(self, name: str, *, force: bool = False, actor: str | None = None) -> None:
+        """Remove an endpoint and its models. Refused while a collection seats one of its models
+        (as a member or its merger), naming each, unless `force`: those seats are then skipped as
+        "not on the roster any more" until the collections are edited."""
         async with self.state.write() as conn:
             row = await self._endpoint(conn, name)
+            aliases = {m["alias"] for m in await roster.models_of_endpoint(conn, row["id"])}
+            using = seated_by(await collection_rows.list_collections(conn), aliases)
+            if using and not force:
+                raise Conflict(
+                    f"endpoint {name} has models that collections still seat: {'; '.join(using)}. Edit those "
+                    "collections first, or remove it anyway with --force (API: ?force=true); their seats then "
+                    "show as not on the roster",
+                    param="name",
+                    code="endpoint_in_use",
+                )
             await roster.delete_endpoint(conn, row["id"])
             await record_change(
                 conn,
@@ -145,6 +173,7 @@ class Endpoints:
                 name=name,
                 action="delete",
                 before=endpoint_public(row),
+                after={"forced": using} if using else None,
             )
         self.state.upstream.forget(name)
 

@@ -1,5 +1,5 @@
 """The roster's models as the user sees and overrides them (window, output cap, family, free,
-vision, enabled) and renames them. Every change is logged."""
+vision, enabled), renames them, and restores a retired one. Every change is logged."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from typing import Any
 
 from benchwarmers.bench.admin.aliases import apply_renames, check_alias
 from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.evidence.retirement import restore
+from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
@@ -81,11 +83,21 @@ class Models:
         await self.state.reload_history()  # its seats count under the new alias from now on
         return {"alias": new, "before": alias, "changed": True, **moved}
 
+    async def restore(self, alias: str, *, actor: str | None = None) -> dict[str, Any]:
+        """Bring a retired model back now: asked again as a member, back in the explorer pool, its
+        failure streak cleared and its failing alert resolved. A model not retired is left as it is."""
+        model = roster_model(await self.state.snapshot(), alias)
+        async with self.state.write() as conn:
+            await restore(conn, model.pk, alias, actor=actor or self.state.actor, by="user", now=time.time())
+        return await self.model(alias)
+
 
 def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
     status = "ok"
     if model.gone:
         status = "gone"
+    elif model.retired:
+        status = "retired"
     elif model.alias in went_paid:
         status = "went paid"
     elif model.retiring:
@@ -107,16 +119,24 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "free": model.free,
         "family": model.family,
         "retiring": model.retiring,
+        "retired_at": model.retired_at,
+        "next_probe_at": model.next_probe_at,
         "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
     }
+
+
+def roster_model(snapshot: Snapshot, alias: str) -> ModelView:
+    """The model on the roster, or a refusal naming close matches."""
+    model = snapshot.models.get(alias)
+    if model is None:
+        raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+    return model
 
 
 async def model_detail(state: BenchState, alias: str) -> dict[str, Any]:
     """One model as shown anywhere, with every source of each fact."""
     snapshot = await state.snapshot()
-    model = snapshot.models.get(alias)
-    if model is None:
-        raise NotFound(f"no model {alias!r} on the roster.{suggest(alias, snapshot.models)}", param="alias")
+    model = roster_model(snapshot, alias)
     async with state.read() as conn:
         facts = await roster.facts_of(conn, model.pk)
     data = model_public(model, time.time(), snapshot.went_paid)

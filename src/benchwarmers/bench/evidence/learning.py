@@ -1,5 +1,6 @@
 """What real seats teach the bench: cooldowns after rate limits, lower windows after context errors,
-the rate limits providers announce in their headers, and models that keep failing.
+the rate limits providers announce in their headers, and models that keep failing (retired: see
+retirement.py).
 
 The arithmetic is pure; `learn_from_seats` writes what it decides. It runs after every panel, so it
 writes only what changed: streaks are counted in the database (the cached snapshot may be behind),
@@ -13,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.evidence.retirement import retire
 from benchwarmers.bench.panels.parse import request_text
-from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, context_limit_in
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
-FAILING_AFTER = 5  # failed seats in a row that raise a "failing" alert
+FAILING_AFTER = 5  # failed seats in a row that retire a model (with a "failing" alert)
 
 ANSWERED_FACT = "answered_tokens"  # the largest prompt (estimated tokens) a model has answered
 
@@ -165,16 +166,9 @@ async def learn_from_seats(
                     before={"context_window": model.window},
                     after={"context_window": lower},
                 )
-        # Once per streak: exactly when it reaches the threshold (an answer starts a new streak).
-        if streak == failing_after:
-            await alert_rows.raise_alert(
-                conn,
-                kind="failing",
-                subject=outcome.alias,
-                message=f"{outcome.alias} failed its last {streak} seats in a row; last error: "
-                f"{outcome.error or 'empty answer'}",
-                now=now,
-            )
+        # Once per streak: a retired model is not asked again until a probe or the user restores it.
+        if streak >= failing_after and not model.retired:
+            await retire(conn, model, streak=streak, error=outcome.error, now=now)
     if history is not None:
         answered = history.streaks_ended(answered)
     await roster.end_streaks(conn, answered)

@@ -90,13 +90,14 @@ def plan_merger(
     rng: random.Random,
     now: float,
 ) -> MergerPlan:
-    """The first candidate whose window holds the request plus every answer (unknown fits)."""
+    """The first candidate whose window holds the request plus every answer (unknown fits), not
+    cooling down and not retired."""
     messages, order = merger_messages(request, answers, rng)
     chars = sum(len(m["content"]) for m in messages)
     needed = estimate_tokens(chars, 0) + ANSWER_ALLOWANCE
     for alias, rule in candidates:
         model = snapshot.models.get(alias)
-        if model is None or model.cooling(now):
+        if model is None or model.cooling(now) or model.retired:
             continue
         if model.window is None or model.window >= needed:
             return MergerPlan(alias=alias, rule=rule, needed_tokens=needed, messages=messages, order=order)

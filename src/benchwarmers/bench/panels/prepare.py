@@ -15,12 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
+from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
+from benchwarmers.store.calls import RETIRED
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody, UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
@@ -56,7 +58,7 @@ class SeatOutcome:
     seat: str
     alias: str
     endpoint: str
-    status: str  # ok | empty | error
+    status: str  # ok | empty | error | retired (not asked)
     seconds: float
     answer: str = ""
     error: str = ""
@@ -84,6 +86,7 @@ def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -
         free=model.free,
         enabled=model.enabled,
         retiring=model.retiring,
+        retired=model.retired,
         went_paid=model.alias in snapshot.went_paid,
         cooldown_until=model.cooldown_until,
         window=model.window,
@@ -190,7 +193,8 @@ def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
     """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
     members = [a for a in draft.collection["members"] if a in snapshot.models]
-    seated = len(members) + len([n for n in draft.options.nominees if n not in members])
+    asked = {*members, *draft.options.nominees}
+    seated = len([a for a in asked if not snapshot.models[a].retired])
     return explorer_count(seated, *seat_limits(draft.collection, snapshot.gateway))
 
 
@@ -310,14 +314,17 @@ async def call_model(
 async def run_seat(
     pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
 ) -> SeatOutcome:
-    model_id = snapshot.models[seat.alias].model_id
+    model = snapshot.models[seat.alias]
+    call = seat_call(panel.panel_id, seat.kind, seat.index)
+    if seat.retired:
+        return SeatOutcome(call, seat.kind, seat.alias, model.endpoint, RETIRED, 0.0, error=retired_note(model))
     return await call_model(
         pool,
         snapshot,
         alias=seat.alias,
-        call=seat_call(panel.panel_id, seat.kind, seat.index),
+        call=call,
         kind=seat.kind,
-        body=panel.chat.parts_for(model_id),
+        body=panel.chat.parts_for(model.model_id),
         seat_timeout=seat_timeout,
     )
 

@@ -20,7 +20,7 @@ class PublicSeat(TypedDict):
     call: str
     seat: str  # member | nominee | explorer | merger
     alias: str
-    status: str  # ok | empty | error
+    status: str  # ok | empty | error | retired (not asked: it kept failing)
     seconds: float
     answer: str
     error: str
@@ -114,6 +114,8 @@ def render_markdown(
             lines.append(seat["answer"].strip())
         elif seat["status"] == "empty":
             lines.append("_(empty answer)_")
+        elif seat["status"] == "retired":
+            lines.append(f"_{seat['error']}_")
         else:
             lines.append(f"_error: {seat['error']}_")
         lines.append("")

@@ -21,6 +21,7 @@ class Candidate:
     free: bool | None = None  # None = unknown (not free for explorers)
     enabled: bool = True
     retiring: bool = False
+    retired: bool = False  # kept failing: not asked until a probe or the user restores it
     went_paid: bool = False  # unacknowledged went-paid alert
     cooldown_until: float | None = None  # epoch seconds
     window: int | None = None  # None = unknown
@@ -35,6 +36,7 @@ class Seat:
     kind: str  # "member" | "nominee" | "explorer"
     index: int  # 1-based per kind
     alias: str
+    retired: bool = False  # shown as `retired`, not asked
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,7 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
         and c.free is True
         and not c.went_paid
         and not c.retiring
+        and not c.retired
         and (c.cooldown_until is None or c.cooldown_until <= now)
         and (c.window is None or c.window >= estimate)
         and (not images or c.vision is True)
@@ -143,7 +146,8 @@ def plan_seats(
     rng: random.Random,
     epsilon: float = 0.0,
 ) -> SeatPlan:
-    """Seat members, then nominees, then explorers from `pool` for one request."""
+    """Seat members, then nominees, then explorers from `pool` for one request. A retired member or
+    nominee keeps its seat, marked `retired`, and leaves its call to an explorer."""
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError("epsilon must be in [0, 1]")
     seats: list[Seat] = []
@@ -162,10 +166,11 @@ def plan_seats(
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue
             index += 1
-            seats.append(Seat(kind, index, cand.alias))
+            seats.append(Seat(kind, index, cand.alias, retired=cand.retired))
             families.add(family_of(cand))
 
-    slots = explorer_count(len(seats), max_explorers, max_calls)
+    # A retired member keeps its place (and its family out of the explorers) but takes no call.
+    slots = explorer_count(len([s for s in seats if not s.retired]), max_explorers, max_calls)
     eligible: dict[str, Candidate] = {}
     for cand in pool:
         if cand.alias in considered or cand.alias in eligible:

@@ -280,7 +280,9 @@ class Panels:
             "reply": panel.reply,
             "seats": seats,
             "skipped": skipped,
-            "verdict": verdict_hint(self.state.public_base_url(), seats[0]["call"] if seats else None),
+            "verdict": verdict_hint(
+                self.state.public_base_url(), next((s["call"] for s in seats if s["status"] != calls.RETIRED), None)
+            ),
         }
         usages = [o.usage for o in outcomes]
         note = merged.note if merged else None
@@ -344,5 +346,5 @@ class Panels:
         ]
         await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
         for o in outcomes:
-            if o.seat in calls.SEATED_KINDS:
+            if o.seat in calls.SEATED_KINDS and o.status != calls.RETIRED:
                 self.state.history.seated(o.alias, panel.shape, now)

@@ -131,7 +131,7 @@ function seatLabel(call) {
 
 function seatChip(panel, seat) {
   const verdict = seat.verdict;
-  const judgeable = seat.status !== "error";
+  const judgeable = seat.status === "ok" || seat.status === "empty"; // error: failed; retired: not asked
   const classes = ["chip", `status-${seat.status}`];
   let mark = "?";
   let verdictText = "no verdict yet";
@@ -143,6 +143,9 @@ function seatChip(panel, seat) {
     classes.push("is-owed");
     mark = seat.status === "empty" ? "∅" : "?";
     verdictText = "verdict owed";
+  } else if (seat.status === "retired") {
+    mark = "–";
+    verdictText = "retired, not asked";
   } else {
     mark = "!";
     verdictText = "failed";

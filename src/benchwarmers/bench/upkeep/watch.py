@@ -1,0 +1,92 @@
+"""The watch that runs inside `benchwarmers serve`: every minute it probes the retired models whose
+turn has come (bench/upkeep/probe.py), and every ten minutes it checks the verdicts owed
+(bench/upkeep/owed.py).
+
+The clock and the sleep are injectable: tests drive it without waiting. Nothing it meets stops it
+(a database away for a moment, a provider that hangs up), and nothing it does can stop the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from benchwarmers.bench.upkeep.owed import check_owed
+from benchwarmers.bench.upkeep.probe import probe_due
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.state import BenchState
+
+log = logging.getLogger("benchwarmers.watch")
+
+TICK = 60.0  # a probe is late by a minute at most; a minute's sleep costs nothing
+OWED_EVERY = 600.0
+
+
+class Watch:
+    def __init__(
+        self,
+        state: BenchState,
+        *,
+        clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
+        tick: float = TICK,
+        owed_every: float = OWED_EVERY,
+    ) -> None:
+        self.state = state
+        self.clock = clock
+        self.sleep = sleep
+        self.tick = tick
+        self.owed_every = owed_every
+        self.rounds = 0
+        self.failures = 0
+        self._owed_due = 0.0  # at once on start
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> Watch:
+        self._task = asyncio.create_task(self.run(), name="benchwarmers-watch")
+        return self
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def run(self) -> None:
+        while True:
+            await self.run_once()
+            await self.sleep(self.tick)
+
+    async def run_once(self) -> None:
+        """One round: due probes, then the owed check when its turn has come (each on its own: one
+        failing does not keep the other from running)."""
+        now = self.clock()
+        await self._guarded(self._probe(now))
+        if now >= self._owed_due:
+            self._owed_due = now + self.owed_every
+            await self._guarded(self._owed(now))
+        self.rounds += 1
+
+    async def _probe(self, now: float) -> None:
+        for probed in await probe_due(self.state, now):
+            if probed.answered:
+                log.info("%s answered its probe and is back", probed.alias)
+            else:
+                log.info("%s did not answer its probe (%s)", probed.alias, probed.error)
+
+    async def _owed(self, now: float) -> None:
+        if changed := await check_owed(self.state, now):
+            log.info("verdicts-owed alert %s", changed)
+
+    async def _guarded(self, job: Awaitable[None]) -> None:
+        try:
+            await job
+        except Exception as exc:  # the database away for a moment, say: the next round tries again
+            self.failures += 1
+            log.warning("watch job failed (%s); next try in %.0f s", type(exc).__name__, self.tick)
