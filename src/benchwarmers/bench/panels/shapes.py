@@ -18,6 +18,7 @@ from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
 from benchwarmers.upstream.client import UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.listings import root_of
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -28,6 +29,8 @@ KINDS = ("chat", "choice")
 # Native decision APIs speak System One; providers mount it at different paths (Inception and
 # OpenRouter: `decisions`; Ollama: `systemone`). Onboarding records the one that answered.
 CHOICE_PATHS = ("decisions", "systemone")
+# Open WebUI proxies any path under `/openai/` to its first OpenAI connection (`{url}/{path}`).
+OPENWEBUI_PASSTHROUGH = "{root}/openai/{path}"
 STATE_LIMIT = 6_000  # characters of the request a decision model reads: enough to tell the task
 
 
@@ -152,6 +155,14 @@ class ShapeDecider:
         return Decision("general", f"default (decision model {model.alias} failed: {outcome.error})", outcome)
 
 
+def choice_url(kind: str, base_url: str, path: str) -> str:
+    """Where an endpoint's native decision API answers on `path`: `{base}/{path}`; through Open WebUI,
+    its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own base (`.../api`) serves no decision API."""
+    if kind == "openwebui":
+        return OPENWEBUI_PASSTHROUGH.format(root=root_of(base_url).removesuffix("/api"), path=path)
+    return f"{base_url.rstrip('/')}/{path}"
+
+
 async def ask_decision_model(
     pool: UpstreamPool, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
 ) -> tuple[str, float, str]:
@@ -162,7 +173,7 @@ async def ask_decision_model(
         raise UpstreamFailure(FailureKind.auth, view.key_refused)
     endpoint = view.ref
     if row["kind"] == "choice":
-        url = f"{endpoint.base_url}/{row['path']}"
+        url = choice_url(view.kind, view.base_url, row["path"])
         data = await pool.request_json(
             endpoint, "POST", url, json=choice_body(model.model_id, summary, snapshot.shapes)
         )
