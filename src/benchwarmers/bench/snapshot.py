@@ -26,6 +26,7 @@ from benchwarmers.store.changes import config_version
 from benchwarmers.store.records import Collection
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.llm_client import LLM_KIND
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ class ModelView:
     failure_streak: int
     facts: dict[str, tuple[Any, str]]  # fact → (value, source), after the precedence rule
     free_tier_endpoint: bool = False
+    # Reached through the llm library, which is sent text only: images go through the built-in client.
+    text_only: bool = False
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
@@ -69,6 +72,8 @@ class ModelView:
 
     @property
     def vision(self) -> bool | None:
+        if self.text_only:
+            return False
         kinds = self.fact("input_kinds")
         return None if kinds is None else "image" in kinds
 
@@ -165,6 +170,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             failure_streak=row["failure_streak"] or 0,
             facts=effective(by_source),
             free_tier_endpoint=endpoint.free_tier,
+            text_only=endpoint.kind == LLM_KIND,
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
     snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()

@@ -110,6 +110,10 @@ PRESETS: dict[str, Preset] = {
             "cliproxy", ("CLIPROXY_API_KEY",),
             note="the subscription CLIs you logged in to, behind one relay; its key is one of its api-keys",
         ),
+        Preset(
+            "llm", "llm and its plugins (BENCH_CLIENT=llm)", "llm:", "llm",
+            note="the models llm's plugins reach (llm-gemini, llm-anthropic, llm-ollama, ...), with llm's keys",
+        ),
     )
 }  # fmt: skip
 
