@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -50,6 +51,28 @@ def fake_upstream() -> Iterator[FakeUpstream]:
     """A fresh fake provider on 127.0.0.1 for one test (its own thread and event loop)."""
     with FakeUpstream() as fake:
         yield fake
+
+
+@pytest.fixture
+def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Iterator[ModuleType]:
+    """tests/fakes/llm_plugin.py registered with llm through its real hook (pluggy), with llm's files in
+    a fresh folder (no keys, no aliases, no extra models) and no OpenAI key from the environment."""
+    import llm
+
+    from tests.fakes import llm_plugin as plugin
+
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path_factory.mktemp("llm")))
+    for name in ("OPENAI_API_KEY", "LLMTEST_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    plugin.RAISE.clear()
+    plugin.REPLIES.clear()
+    plugin.HANG.clear()
+    llm.plugins.pm.register(plugin, name="benchwarmers-test")
+    try:
+        yield plugin
+    finally:
+        plugin.HANG.clear()
+        llm.plugins.pm.unregister(name="benchwarmers-test")
 
 
 pytest_plugins = ["tests.gateway_fixtures"]

@@ -166,3 +166,19 @@ async def test_a_repeated_refresh_writes_only_what_changed(bench, fake_upstream)
     changed = {key for key in first if first[key] != second[key]}
     assert changed == {("context_window", "listing")}  # the unchanged facts keep when they were learned
     assert (await facts(bench, "lms/qwen2-vl-7b-instruct"))["context_window"] == (16384, "listing")
+
+
+async def test_cliproxyapi(bench, fake_upstream):
+    summary = await refresh(bench, fake_upstream, "cpa", "cliproxy", {"/v1/models": fixture("cliproxy")})
+    assert summary == {"listed": 5, "added": 5, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert [r.path for r in fake_upstream.requests] == ["/v1/models"]
+    # Its listing names each model and little more: models.dev knows the rest, except a price (a
+    # subscription has none per token), so nothing here is free for the explorer seats.
+    assert await facts(bench, "cpa/claude-sonnet-4-5-20250929") == {
+        "context_window": (200000, "models.dev"),
+        "output_cap": (64000, "models.dev"),
+        "input_kinds": (["image", "pdf", "text"], "models.dev"),
+        "family": ("claude", "models.dev"),
+    }
+    # Command Code's channel states its window in the listing.
+    assert await facts(bench, "cpa/meta/muse-spark-1.2-contributor") == {"context_window": (1048576, "listing")}

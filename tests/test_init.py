@@ -129,6 +129,6 @@ def test_init_with_nothing_to_offer_says_what_to_set(cli):
     assert out.splitlines()[1] == (
         "no local server found and no provider key set. Set one of: openrouter (OPENROUTER_API_KEY), groq "
         "(GROQ_API_KEY), cerebras (CEREBRAS_API_KEY), google (GEMINI_API_KEY), mistral (MISTRAL_API_KEY), nvidia "
-        "(NVIDIA_API_KEY), github (GITHUB_TOKEN), cloudflare (CLOUDFLARE_API_KEY); or add any OpenAI-compatible "
-        "endpoint with `benchwarmers endpoint add NAME --base-url URL`."
+        "(NVIDIA_API_KEY), github (GITHUB_TOKEN), cloudflare (CLOUDFLARE_API_KEY), cliproxy (CLIPROXY_API_KEY); or "
+        "add any OpenAI-compatible endpoint with `benchwarmers endpoint add NAME --base-url URL`."
     )

@@ -178,6 +178,7 @@ class FakeUpstream:
         self.connections_opened = 0
         self._scripts: dict[str, Behaviour] = {}
         self._listings: dict[str, _Listing] = {}
+        self._passthrough: dict[str, str] = {}
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -202,9 +203,15 @@ class FakeUpstream:
         """
         self._listings[path] = _Listing(payload, status, path.endswith("/api/show") if keyed is None else keyed)
 
+    def passthrough(self, prefix: str, to: str) -> None:
+        """Answer `{prefix}/{path}` as `{to}/{path}` (recorded under the path asked for), the way Open
+        WebUI's `/openai/{path}` passes a request on to its first connection's base URL."""
+        self._passthrough[prefix.rstrip("/") + "/"] = to.rstrip("/") + "/"
+
     def reset(self) -> None:
         self._scripts.clear()
         self._listings.clear()
+        self._passthrough.clear()
         self.clear()
 
     def clear(self) -> None:
@@ -324,6 +331,9 @@ class FakeUpstream:
             data = None
         if self.record:
             self.requests.append(RecordedRequest(method, path, query, headers, data, body))
+        prefix = next((p for p in self._passthrough if path.startswith(p)), None)
+        if prefix is not None:
+            path = self._passthrough[prefix] + path.removeprefix(prefix)
         token = headers.get("authorization", "").removeprefix("Bearer ").strip()
         if self.require_key is not None and token != self.require_key:
             return await _send(writer, _Response(401, orjson.dumps(_default_error(401, "", token))))

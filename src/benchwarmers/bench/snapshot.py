@@ -27,6 +27,7 @@ from benchwarmers.store.changes import config_version
 from benchwarmers.store.records import Collection
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.llm_client import LLM_KIND
 
 EVERY_SHAPE = "*"  # a role pinned for every shape (that has no pin of its own); never a shape's name
 
@@ -60,6 +61,8 @@ class ModelView:
     retired_at: float | None = None  # retired for failing: not asked until a probe or the user restores it
     next_probe_at: float | None = None
     probes: int = 0  # probes that failed since it was retired
+    # Reached through the llm library, which is sent text only: images go through the built-in client.
+    text_only: bool = False
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
@@ -75,6 +78,8 @@ class ModelView:
 
     @property
     def vision(self) -> bool | None:
+        if self.text_only:
+            return False
         kinds = self.fact("input_kinds")
         return None if kinds is None else "image" in kinds
 
@@ -184,6 +189,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             retired_at=row["retired_at"],
             next_probe_at=row["next_probe_at"],
             probes=row["probes"] or 0,
+            text_only=endpoint.kind == LLM_KIND,
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
     snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()

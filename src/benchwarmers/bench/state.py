@@ -1,5 +1,6 @@
 """`BenchState`: what one process holds — database engines, the config snapshot, the seat history,
-the upstream pool and the secret box. Services receive it; it knows none of them."""
+the upstream pool and the seat clients over it, and the secret box. Services receive it; it knows
+none of them."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
@@ -29,6 +31,7 @@ class BenchState:
         self.write_engine: AsyncEngine | None = None
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
+        self.clients = SeatClients(self.upstream, settings.client)
         self.history = SeatHistory()
         self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
         self._snapshot: Snapshot | None = None
@@ -40,6 +43,7 @@ class BenchState:
     # -- lifecycle ---------------------------------------------------------------------------
 
     async def open(self) -> None:
+        self.clients.check()
         self.settings.ensure_home()
         self.engine = create_engine(self.settings.db_url)
         self.write_engine = create_write_engine(self.settings.db_url, self.engine)
@@ -47,7 +51,7 @@ class BenchState:
         await self.reload_history()
 
     async def close(self) -> None:
-        await self.upstream.aclose()
+        await self.clients.aclose()
         if self.write_engine is not None and self.write_engine is not self.engine:
             await self.write_engine.dispose()
         if self.engine is not None:

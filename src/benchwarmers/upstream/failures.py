@@ -233,3 +233,47 @@ def timeout_failure(seconds: float, detail: str = "") -> UpstreamFailure:
 def connection_failure(exc: BaseException, secrets: Iterable[str] = ()) -> UpstreamFailure:
     detail = str(exc).strip() or type(exc).__name__
     return UpstreamFailure(FailureKind.connection, detail, secrets=secrets)
+
+
+# Class names (anywhere in an exception's MRO) of the provider SDKs' timeouts and dropped connections:
+# openai and anthropic (`APITimeoutError`, `APIConnectionError`), httpx (`TimeoutException`, `ConnectError`).
+_TIMEOUT_CLASSES = frozenset({"TimeoutError", "TimeoutException", "APITimeoutError"})
+_CONNECTION_CLASSES = frozenset({"ConnectionError", "ConnectError", "APIConnectionError", "NetworkError"})
+_RATE_LIMIT_PHRASES = re.compile(r"rate[ _-]?limit|too many requests|resource[_ ]exhausted|quota", re.IGNORECASE)
+
+
+def _status_of(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 100 <= value <= 599 else None
+
+
+def _headers_of(headers: Any) -> dict[str, str]:
+    items = getattr(headers, "items", None)
+    return {str(name).lower(): str(value) for name, value in items()} if callable(items) else {}
+
+
+def failure_from_exception(exc: BaseException, secrets: Iterable[str] = ()) -> UpstreamFailure:
+    """An exception from a provider's SDK or a model plugin, as a failure of the same kinds.
+
+    An HTTP error is read by its shape, whichever SDK raised it: a `status_code`, and a `response`
+    with `status_code`, `headers` and `content` (openai, anthropic, ollama, httpx), classified like
+    any response, Retry-After included. Timeouts and dropped connections are told by class name;
+    anything else (a plugin's `ModelError`) by what its message says, else `upstream_error`.
+    """
+    message = str(exc).strip() or type(exc).__name__
+    response = getattr(exc, "response", None)
+    status = _status_of(getattr(exc, "status_code", None)) or _status_of(getattr(response, "status_code", None))
+    if status is not None:
+        content = getattr(response, "content", None)
+        body = content if isinstance(content, bytes) and content.strip() else message.encode()
+        return classify_response(status, _headers_of(getattr(response, "headers", None)), body, secrets)
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    if names & _TIMEOUT_CLASSES:
+        return UpstreamFailure(FailureKind.timeout, f"timeout: {message}", secrets=secrets)
+    if names & _CONNECTION_CLASSES or isinstance(exc, OSError):
+        return connection_failure(exc, secrets)
+    limit = context_limit_in(message)
+    if limit is not None or _CONTEXT_PHRASES.search(message):
+        return UpstreamFailure(FailureKind.context_too_long, message, context_limit=limit, secrets=secrets)
+    if _RATE_LIMIT_PHRASES.search(message):
+        return UpstreamFailure(FailureKind.rate_limited, message, secrets=secrets)
+    return UpstreamFailure(FailureKind.upstream_error, message, secrets=secrets)

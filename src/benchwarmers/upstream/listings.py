@@ -20,7 +20,7 @@ from benchwarmers.catalog.families import normalise_family
 # (method, absolute URL, JSON body or None) → parsed JSON; raises on HTTP or transport failure.
 FetchJson = Callable[[str, str, Any | None], Awaitable[Any]]
 
-KINDS = ("openai", "openrouter", "groq", "mistral", "ollama", "lmstudio", "openwebui", "litellm")
+KINDS = ("openai", "openrouter", "groq", "mistral", "ollama", "lmstudio", "openwebui", "litellm", "cliproxy")
 
 _WINDOW_KEYS = (
     "context_length", "context_window", "max_context_length", "top_provider.context_length", "max_model_len"
@@ -188,6 +188,11 @@ def parse_openai(payload: Any) -> list[ListedModel]:
 parse_openrouter = parse_openai
 parse_groq = parse_openai
 parse_mistral = parse_openai
+# CLIProxyAPI (subscription CLIs behind one OpenAI-compatible relay) lists `{id, object, created,
+# owned_by}` and, for some channels, `context_length`; to Claude Code's user agent it answers in
+# Anthropic's shape (`{id, type, display_name, created_at}` under `data`), which reads the same.
+# Its listing says nothing of prices: a subscription is not priced per token.
+parse_cliproxy = parse_openai
 
 
 def parse_openwebui(payload: Any) -> list[ListedModel]:
@@ -324,6 +329,7 @@ _PARSERS: dict[str, Callable[[Any], list[ListedModel]]] = {
     "lmstudio": parse_lmstudio,
     "openwebui": parse_openwebui,
     "litellm": parse_litellm,
+    "cliproxy": parse_cliproxy,
 }
 
 

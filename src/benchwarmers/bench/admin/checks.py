@@ -81,7 +81,7 @@ def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
 
 async def _call(state: BenchState, snapshot: Snapshot, model: ModelView, content: Any, per_call: float) -> SeatOutcome:
     outcome = await call_model(
-        state.upstream,
+        state.clients,
         snapshot,
         alias=model.alias,
         call=f"check:{model.alias}",

@@ -1,5 +1,9 @@
 """Endpoints: the providers the user registered, their keys (stored encrypted or named by an
-environment variable) and their listings. Every change is logged."""
+environment variable) and their listings. Every change is logged.
+
+An endpoint of kind `llm` is no URL: it stands for the models the `llm` library's plugins reach
+(BENCH_CLIENT=llm), holds no key (the plugins use the keys llm keeps) and stores `llm:` as its base.
+"""
 
 from __future__ import annotations
 
@@ -20,7 +24,10 @@ from benchwarmers.store import collection_rows, roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.records import CollectionFields
 from benchwarmers.upstream.failures import UpstreamFailure
-from benchwarmers.upstream.listings import KINDS
+from benchwarmers.upstream.listings import KINDS as LISTING_KINDS
+from benchwarmers.upstream.llm_client import LLM_BASE_URL, LLM_KIND
+
+KINDS = (*LISTING_KINDS, LLM_KIND)
 
 ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -97,9 +104,9 @@ class Endpoints:
         actor: str | None = None,
     ) -> dict[str, Any]:
         check_endpoint_name(name)
-        url = check_base_url(base_url)
         if kind not in KINDS:
             raise InvalidRequest(f"kind {kind!r} is not known; kinds are: {', '.join(KINDS)}", param="kind")
+        url = self._llm_base(base_url, api_key_env, api_key) if kind == LLM_KIND else check_base_url(base_url)
         if api_key_env and api_key:
             raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
         if api_key_env and not ENV_NAME.match(api_key_env):
@@ -137,6 +144,30 @@ class Endpoints:
                 after=endpoint_public(row),
             )
         return endpoint_public(row)
+
+    def _llm_base(self, base_url: str, api_key_env: str | None, api_key: str | None) -> str:
+        """An `llm` endpoint's stored base. BENCH_CLIENT=llm is checked here, not only when seating:
+        the plugins run inside this process, so they are an opt-in."""
+        if self.state.settings.client != "llm":
+            raise InvalidRequest(
+                "an endpoint of kind llm reaches models through the llm library: run the bench with "
+                "BENCH_CLIENT=llm (and pip install 'benchwarmers[llm]')",
+                param="kind",
+                code="llm_client_off",
+            )
+        if base_url.strip() not in ("", LLM_BASE_URL):
+            raise InvalidRequest(
+                f"an llm endpoint has no URL (its plugins know where they call): give {LLM_BASE_URL} "
+                "or use --preset llm",
+                param="base_url",
+            )
+        if api_key_env or api_key:
+            raise InvalidRequest(
+                "an llm endpoint holds no key: llm's plugins use the keys llm keeps (`llm keys set NAME`) "
+                "or their own variables",
+                param="api_key",
+            )
+        return LLM_BASE_URL
 
     async def list_endpoints(self) -> list[dict[str, Any]]:
         async with self.state.read() as conn:

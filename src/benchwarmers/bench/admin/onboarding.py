@@ -84,7 +84,9 @@ async def find_offers(
             notes.append(f"{chosen.title}: skipped: {exc.message}")
             continue
         found = chosen.key_env_set()
-        why = f"{found} is set" if found else f"asked for; set {chosen.key_env} before it is called"
+        why = f"{found} is set" if found else "asked for"
+        if not found and chosen.key_env:
+            why += f"; set {chosen.key_env} before it is called"
         offers.append(Offer(chosen, base, why))
     return offers, notes
 

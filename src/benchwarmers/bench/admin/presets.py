@@ -103,6 +103,17 @@ PRESETS: dict[str, Preset] = {
             "lmstudio", "LM Studio (local)", "http://127.0.0.1:1234/v1", "lmstudio", free_tier=True, local=True,
             provider="lmstudio", note="models you have downloaded, on this machine",
         ),
+        # A flat subscription is not free per call, and its limits are shared with your own CLI use:
+        # explorers take these models only once you say so (--free-tier).
+        Preset(
+            "cliproxy", "CLIProxyAPI (ChatGPT, Claude, Gemini subscriptions)", "http://127.0.0.1:8317/v1",
+            "cliproxy", ("CLIPROXY_API_KEY",),
+            note="the subscription CLIs you logged in to, behind one relay; its key is one of its api-keys",
+        ),
+        Preset(
+            "llm", "llm and its plugins (BENCH_CLIENT=llm)", "llm:", "llm",
+            note="the models llm's plugins reach (llm-gemini, llm-anthropic, llm-ollama, ...), with llm's keys",
+        ),
     )
 }  # fmt: skip
 

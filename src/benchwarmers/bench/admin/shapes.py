@@ -38,7 +38,7 @@ class ShapeAdmin:
         row = {"alias": alias, "kind": kind, "path": None}
         if kind == "chat":
             try:
-                await ask_decision_model(self.state.upstream, snapshot, row, model, PROBE)
+                await ask_decision_model(self.state.clients, snapshot, row, model, PROBE)
             except UpstreamFailure as exc:
                 raise UpstreamRefused(f"{alias} did not answer the test question: {exc}", param="alias") from None
             except ValueError as exc:
@@ -52,7 +52,7 @@ class ShapeAdmin:
         failures = []
         for path in CHOICE_PATHS:
             try:
-                await ask_decision_model(self.state.upstream, snapshot, {**row, "path": path}, model, PROBE)
+                await ask_decision_model(self.state.clients, snapshot, {**row, "path": path}, model, PROBE)
             except (UpstreamFailure, ValueError) as exc:
                 failures.append(f"{path}: {exc}")
             else:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
+from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.ids import seat_call
@@ -24,7 +25,7 @@ from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.store.calls import RETIRED
 from benchwarmers.store.records import Collection, CollectionFields
-from benchwarmers.upstream.client import ChatBody, UpstreamPool
+from benchwarmers.upstream.client import ChatBody
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
 CANCELLED = "cancelled: client disconnected"
@@ -277,7 +278,7 @@ def seat_panel(
 
 
 async def call_model(
-    pool: UpstreamPool,
+    clients: SeatClients,
     snapshot: Snapshot,
     *,
     alias: str,
@@ -297,7 +298,7 @@ async def call_model(
         outcome.error, outcome.failure = str(failure), failure
         return outcome
     try:
-        result = await pool.chat(endpoint.ref, body, seat_timeout)
+        result = await clients.chat(endpoint, body, seat_timeout)
     except UpstreamFailure as failure:
         outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
     except asyncio.CancelledError:
@@ -312,14 +313,14 @@ async def call_model(
 
 
 async def run_seat(
-    pool: UpstreamPool, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
+    clients: SeatClients, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
 ) -> SeatOutcome:
     model = snapshot.models[seat.alias]
     call = seat_call(panel.panel_id, seat.kind, seat.index)
     if seat.retired:
         return SeatOutcome(call, seat.kind, seat.alias, model.endpoint, RETIRED, 0.0, error=retired_note(model))
     return await call_model(
-        pool,
+        clients,
         snapshot,
         alias=seat.alias,
         call=call,
@@ -336,14 +337,14 @@ class _Cancelled(Exception):
 
 
 async def run_seats(
-    pool: UpstreamPool,
+    clients: SeatClients,
     snapshot: Snapshot,
     panel: PreparedPanel,
     seat_timeout: float,
     disconnected: asyncio.Event | None = None,
 ) -> list[SeatOutcome]:
     """Call every seat at once; when the client goes away, cancel those still running."""
-    tasks = [asyncio.ensure_future(run_seat(pool, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats]
+    tasks = [asyncio.ensure_future(run_seat(clients, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats]
     waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
     try:
         pending = set(tasks)

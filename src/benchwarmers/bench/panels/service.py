@@ -195,8 +195,8 @@ class Panels:
         snapshot = await self.state.snapshot()
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
-        self.state.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
-        outcomes = await run_seats(self.state.upstream, snapshot, panel, timeout, disconnected)
+        self.state.clients.configure(int(snapshot.gateway["endpoint_concurrency"]))
+        outcomes = await run_seats(self.state.clients, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
         for outcome in (*outcomes, *([panel.decision] if panel.decision else [])):
@@ -211,10 +211,11 @@ class Panels:
         return reply
 
     def known_secrets(self, snapshot: Snapshot, panel: PreparedPanel) -> list[str]:
-        """Every secret the bench knows while running this panel: the endpoints' provider keys, the
-        admin token, and what the request's image URLs carried. (Gateway keys are stored only hashed;
-        anything shaped like one is scrubbed by its form.)"""
+        """Every secret the bench knows while running this panel: the endpoints' provider keys (and
+        those llm keeps for its plugins), the admin token, and what the request's image URLs carried.
+        (Gateway keys are stored only hashed; anything shaped like one is scrubbed by its form.)"""
         found = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
+        found += self.state.clients.secrets()
         if self.state.settings.admin_token:
             found.append(self.state.settings.admin_token)
         return [*found, *panel.hidden]
@@ -246,7 +247,7 @@ class Panels:
             )
         body = orjson.dumps({"model": snapshot.models[plan.alias].model_id, "stream": False, "messages": plan.messages})
         outcome = await call_model(
-            self.state.upstream,
+            self.state.clients,
             snapshot,
             alias=plan.alias,
             call=seat_call(panel.panel_id, "merger"),

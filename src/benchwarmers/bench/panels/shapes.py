@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
-from benchwarmers.upstream.client import UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.listings import root_of
+from benchwarmers.upstream.llm_client import LLM_KIND
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -30,6 +32,8 @@ KINDS = ("chat", "choice")
 # Native decision APIs speak System One; providers mount it at different paths (Inception and
 # OpenRouter: `decisions`; Ollama: `systemone`). Onboarding records the one that answered.
 CHOICE_PATHS = ("decisions", "systemone")
+# Open WebUI proxies any path under `/openai/` to its first OpenAI connection (`{url}/{path}`).
+OPENWEBUI_PASSTHROUGH = "{root}/openai/{path}"
 STATE_LIMIT = 6_000  # characters of the request a decision model reads: enough to tell the task
 
 
@@ -139,7 +143,7 @@ class ShapeDecider:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                shape, confidence, raw = await ask_decision_model(self.state.upstream, snapshot, row, model, summary)
+                shape, confidence, raw = await ask_decision_model(self.state.clients, snapshot, row, model, summary)
         except TimeoutError:
             outcome.error = f"timeout after {timeout:g}s"
         except (UpstreamFailure, ValueError) as exc:
@@ -156,23 +160,34 @@ class ShapeDecider:
         return Decision("general", f"default (decision model {model.alias} failed: {outcome.error})", outcome)
 
 
+def choice_url(kind: str, base_url: str, path: str) -> str:
+    """Where an endpoint's native decision API answers on `path`: `{base}/{path}`; through Open WebUI,
+    its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own base (`.../api`) serves no decision API."""
+    if kind == LLM_KIND:
+        raise UpstreamFailure(
+            FailureKind.bad_request, "an llm endpoint serves no decision API; add its model with --kind chat"
+        )
+    if kind == "openwebui":
+        return OPENWEBUI_PASSTHROUGH.format(root=root_of(base_url).removesuffix("/api"), path=path)
+    return f"{base_url.rstrip('/')}/{path}"
+
+
 async def ask_decision_model(
-    pool: UpstreamPool, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
+    clients: SeatClients, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
 ) -> tuple[str, float, str]:
     """One question to a decision model: (shape, confidence, raw answer). Raises UpstreamFailure
     when the call fails and ValueError when the answer is not a shape with a confidence."""
     view = snapshot.endpoints[model.endpoint]
     if view.key_refused:
         raise UpstreamFailure(FailureKind.auth, view.key_refused)
-    endpoint = view.ref
     if row["kind"] == "choice":
-        url = f"{endpoint.base_url}/{row['path']}"
-        data = await pool.request_json(
-            endpoint, "POST", url, json=choice_body(model.model_id, summary, snapshot.shapes)
+        url = choice_url(view.kind, view.base_url, row["path"])
+        data = await clients.pool.request_json(
+            view.ref, "POST", url, json=choice_body(model.model_id, summary, snapshot.shapes)
         )
         shape, confidence = parse_choice_answer(data, snapshot.shapes)
         return shape, confidence, orjson.dumps(data).decode()
     body = orjson.dumps(chat_body(model.model_id, summary, snapshot.shapes))
-    result = await pool.chat(endpoint, body, float(snapshot.gateway["decision_timeout"]))
+    result = await clients.chat(view, body, float(snapshot.gateway["decision_timeout"]))
     shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
     return shape, confidence, result.answer

@@ -57,7 +57,7 @@ def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
 
 async def _ask(state: BenchState, snapshot: Snapshot, alias: str, seat_timeout: float) -> SeatOutcome:
     outcome = await call_model(
-        state.upstream,
+        state.clients,
         snapshot,
         alias=alias,
         call=f"probe:{alias}",

@@ -32,6 +32,7 @@ from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.client import EndpointRef
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import fetch_listing
+from benchwarmers.upstream.llm_client import LLM_KIND
 
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
@@ -80,8 +81,9 @@ def catalog_origin(settings: Settings) -> str:
 
 
 async def refresh_endpoint(state: BenchState, name: str, *, actor: str | None = None) -> dict[str, Any]:
-    """Read the endpoint's listing and record it. On failure the error is noted on the endpoint, its
-    facts stay as they were, and an UpstreamFailure says why (an unreadable listing included)."""
+    """Read the endpoint's listing (an `llm` endpoint's: the models llm's plugins reach) and record it.
+    On failure the error is noted on the endpoint, its facts stay as they were, and an UpstreamFailure
+    says why (an unreadable listing included)."""
     async with state.read() as conn:
         row = await roster.get_endpoint(conn, name)
         if row is None:
@@ -101,7 +103,10 @@ async def refresh_endpoint(state: BenchState, name: str, *, actor: str | None = 
         return await state.upstream.request_json(ref, method, url, json=body)
 
     try:
-        listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
+        if row["kind"] == LLM_KIND:
+            listed = await state.clients.llm_listing()
+        else:
+            listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
     except Exception as exc:
         failure = (
             exc

@@ -1,0 +1,62 @@
+"""Which client calls a seat: the built-in one over HTTP, or the `llm` library for `llm` endpoints.
+
+`BENCH_CLIENT=llm` turns the llm client on: endpoints of kind `llm` may then be added, listed and
+seated, their models reached through llm's plugins. Every other endpoint is called by the built-in
+client whatever BENCH_CLIENT says, and so is every image request (a model reached through llm is
+never seated on one: see `ModelView.vision`). With `builtin`, nothing imports llm.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchwarmers.bench.snapshot import EndpointView
+from benchwarmers.catalog.facts import ListedModel
+from benchwarmers.errors import Unavailable
+from benchwarmers.upstream.client import ChatResult, UpstreamPool
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.llm_client import LLM_KIND, LLM_MISSING, LlmClient, llm_installed
+
+LLM_OFF = (
+    "models of an llm endpoint are reached through the llm library, which this bench runs only with BENCH_CLIENT=llm"
+)
+
+
+class SeatClients:
+    def __init__(self, pool: UpstreamPool, client: str) -> None:
+        self.pool = pool
+        self.llm: LlmClient | None = LlmClient() if client == "llm" else None
+
+    def check(self) -> None:
+        """Refuse to start with BENCH_CLIENT=llm when the llm library is not installed."""
+        if self.llm is not None and not llm_installed():
+            raise Unavailable(LLM_MISSING, code="llm_missing")
+
+    def _llm(self) -> LlmClient:
+        if self.llm is None:
+            raise UpstreamFailure(FailureKind.bad_request, LLM_OFF)
+        return self.llm
+
+    # The timeout is enforced by each client (covering the wait for a slot).
+    async def chat(self, endpoint: EndpointView, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
+        if endpoint.kind == LLM_KIND:
+            return await self._llm().chat(endpoint.ref, body, timeout)
+        return await self.pool.chat(endpoint.ref, body, timeout)
+
+    async def llm_listing(self) -> list[ListedModel]:
+        """What an `llm` endpoint lists: the models llm's plugins reach now."""
+        return await self._llm().listing()
+
+    def secrets(self) -> tuple[str, ...]:
+        """Provider keys held outside the bench's endpoints: those llm keeps for its plugins."""
+        return self.llm.secrets() if self.llm is not None else ()
+
+    def configure(self, per_endpoint: int) -> None:
+        self.pool.configure(per_endpoint)
+        if self.llm is not None:
+            self.llm.configure(per_endpoint)
+
+    async def aclose(self) -> None:
+        await self.pool.aclose()
+        if self.llm is not None:
+            await self.llm.aclose()
