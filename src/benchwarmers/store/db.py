@@ -50,7 +50,8 @@ def _json_loads(value: object) -> object:
     return orjson.loads(value) if isinstance(value, str | bytes) else value
 
 
-JSON_CODEC = {"json_serializer": _json_dumps, "json_deserializer": _json_loads}
+# Every engine: our JSON codec, and statement parameters (prompts, answers) left out of error messages.
+JSON_CODEC = {"json_serializer": _json_dumps, "json_deserializer": _json_loads, "hide_parameters": True}
 
 
 def create_engine(url: str) -> AsyncEngine:
