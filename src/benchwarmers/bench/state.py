@@ -1,5 +1,5 @@
 """`BenchState`: what one process holds — database engines, the config snapshot, the seat history,
-the upstream pool and the secret box. Services receive it; it knows none of them."""
+the upstream pool, the pacer and the secret box. Services receive it; it knows none of them."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
+from benchwarmers.bench.pacing import Pacer
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
@@ -29,6 +30,7 @@ class BenchState:
         self.write_engine: AsyncEngine | None = None
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
+        self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
         self.history = SeatHistory()
         self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
         self._snapshot: Snapshot | None = None
