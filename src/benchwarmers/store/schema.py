@@ -46,6 +46,8 @@ endpoints = Table(
     Column("created_at", Float, nullable=False),
     Column("refreshed_at", Float),
     Column("refresh_error", Text),
+    # The user's limits for the endpoint as a whole, e.g. {"requests-minute": 20} (bench/pacing.py).
+    Column("rate_limits", JSON),
 )
 
 models = Table(
