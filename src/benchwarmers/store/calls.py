@@ -15,6 +15,8 @@ from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, Public
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
+ANSWERED = ("ok", "empty")  # the model answered: the seat is judged (and owed until it is)
+NOT_CALLED = ("paced", "cooling")  # the model was not called: never seated, judged or counted as a failure
 
 
 async def insert_panel(conn: AsyncConnection, panel: PanelRow, seat_rows: Sequence[SeatRow]) -> None:
@@ -77,7 +79,7 @@ async def last_seated(conn: AsyncConnection) -> dict[tuple[str, str], float]:
     """(alias, shape) → when that model last sat a seat on that shape."""
     query = (
         select(seats.c.alias, seats.c.shape, func.max(seats.c.created_at))
-        .where(seats.c.seat.in_(SEATED_KINDS))
+        .where(and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED)))
         .group_by(seats.c.alias, seats.c.shape)
     )
     return {(alias, shape): at for alias, shape, at in await conn.execute(query)}
@@ -158,7 +160,7 @@ async def list_panels(
         unjudged = (
             select(seats.c.panel_id)
             .outerjoin(verdicts, and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True)))
-            .where(and_(seats.c.status != "error", verdicts.c.id.is_(None), seats.c.seat != "decision"))
+            .where(and_(seats.c.status.in_(ANSWERED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
         )
         query = query.where(panels.c.id.in_(unjudged))
     panel_rows = [dict(r._mapping) for r in await conn.execute(query)]
@@ -196,6 +198,7 @@ async def list_panels(
                 "seconds": data[seats.c.seconds],
                 "answer": data[seats.c.answer],
                 "error": data[seats.c.error],
+                "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
                 "verdict": verdict,
             }
@@ -205,7 +208,7 @@ async def list_panels(
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
         decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
         panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
-        judgeable = [s for s in panel_seats if s["status"] != "error"]
+        judgeable = [s for s in panel_seats if s["status"] in ANSWERED]
         result.append(
             {
                 "id": panel["id"],

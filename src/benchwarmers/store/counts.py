@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import SEATED_KINDS
+from benchwarmers.store.calls import ANSWERED, NOT_CALLED, SEATED_KINDS
 from benchwarmers.store.schema import panels, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
@@ -30,7 +30,7 @@ async def owed_count(conn: AsyncConnection) -> int:
         select(func.count())
         .select_from(seats)
         .outerjoin(verdicts, _CURRENT)
-        .where(and_(seats.c.status != "error", seats.c.seat != "decision", verdicts.c.id.is_(None)))
+        .where(and_(seats.c.status.in_(ANSWERED), seats.c.seat != "decision", verdicts.c.id.is_(None)))
     )
     return int(await conn.scalar(query) or 0)
 
@@ -43,8 +43,9 @@ async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
 async def standing_counts(conn: AsyncConnection, since: float | None = None) -> list[dict[str, Any]]:
     """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
     `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
-    `judged_answers` (verdicts on seats that answered) and `last_judged`."""
-    seated: ColumnElement[bool] = seats.c.seat.in_(SEATED_KINDS)
+    `judged_answers` (verdicts on seats that answered) and `last_judged`. Seats whose model was not
+    called (paced, cooling) are not seats here: they say nothing of the model."""
+    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED))
     if since is not None:
         seated = and_(seated, seats.c.created_at >= since)
     by_seat = (

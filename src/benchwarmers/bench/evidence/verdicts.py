@@ -33,6 +33,13 @@ class Verdicts:
                 )
             if caller.judges_own_only and seat["caller"] != caller.name:
                 raise Forbidden("this gateway key may judge only the calls it made", param="call", code="not_your_call")
+            if seat["status"] in calls.NOT_CALLED:
+                raise InvalidRequest(
+                    f"call {clean['call']!r} was {seat['status']}: its model was not called, so there is no "
+                    "answer to judge",
+                    param="call",
+                    code="seat_not_called",
+                )
             current = await calls.current_verdict(conn, clean["call"])
             same = current is not None and all(current[k] == clean[k] for k in FIELDS[1:])
             if same:

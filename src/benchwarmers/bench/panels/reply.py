@@ -20,10 +20,11 @@ class PublicSeat(TypedDict):
     call: str
     seat: str  # member | nominee | explorer | merger
     alias: str
-    status: str  # ok | empty | error
+    status: str  # ok | empty | error | paced | cooling (not called: see frees_at)
     seconds: float
     answer: str
     error: str
+    frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
 
 
 class PublicMerger(PublicSeat):
@@ -87,6 +88,7 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "seconds": outcome.seconds,
         "answer": outcome.answer,
         "error": outcome.error,
+        "frees_at": outcome.frees_at,
     }
 
 
@@ -114,6 +116,8 @@ def render_markdown(
             lines.append(seat["answer"].strip())
         elif seat["status"] == "empty":
             lines.append("_(empty answer)_")
+        elif seat["status"] in ("paced", "cooling"):
+            lines.append(f"_not called: {seat['error']}_")
         else:
             lines.append(f"_error: {seat['error']}_")
         lines.append("")
