@@ -3,18 +3,24 @@
 The server runs uvicorn in its own thread and event loop, exactly as `benchwarmers serve` builds
 it (`create_app(settings)`, `uvicorn_config`); tests talk to it over real HTTP. Set-up goes through a separate
 `Bench` on the same database, as the CLI would (the server sees it via the changes log).
+`ServeProcess` is `benchwarmers serve` itself, in a process of its own, for tests where the
+server must not share an interpreter with the test (timing, several servers).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+import httpx2
 import uvicorn
 
 from benchwarmers.bench.services import Bench
@@ -80,6 +86,43 @@ class BenchServer:
                 return await action(bench)
 
         return asyncio.run(main())
+
+
+class ServeProcess(BenchServer):
+    """`benchwarmers serve` in its own process, on the same kind of home as a BenchServer."""
+
+    _process: subprocess.Popen[bytes] | None = None
+    _log: Any = None
+
+    def start(self) -> ServeProcess:
+        self.settings.ensure_home()
+        env = {**os.environ, "BENCHWARMERS_HOME": str(self.settings.home)}
+        if self.settings.redis_url:
+            env["BENCHWARMERS_REDIS_URL"] = self.settings.redis_url
+        self._log = log = (self.settings.home / f"serve-{self.port}.log").open("wb")
+        command = [str(Path(sys.executable).with_name("benchwarmers")), "serve", "--bind", f"127.0.0.1:{self.port}"]
+        self._process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if httpx2.get(f"{self.url}/healthz").status_code == 200:
+                    return self
+            except httpx2.TransportError:
+                pass
+            if time.monotonic() > deadline or self._process.poll() is not None:
+                raise RuntimeError(f"benchwarmers serve did not start (see {log.name})")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=15)
+        if self._log is not None:
+            self._log.close()
+
+    @property
+    def bench(self) -> Bench:
+        raise TypeError("a serve process's Bench is in another process; use admin()")
 
 
 def add_fake_endpoint(

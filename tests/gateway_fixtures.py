@@ -1,14 +1,18 @@
-"""Fixtures for end-to-end tests: a fake provider with a realistic roster, a real bench server."""
+"""Fixtures for end-to-end tests: a fake provider with a realistic roster, a real bench server, a real redis-server."""
 
 from __future__ import annotations
 
+import shutil
+import socket
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from openai import OpenAI
 
-from tests.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.fakes.upstream import FakeUpstream
 
 # Ten free models in eight families; windows differ so size filters can be seen working.
@@ -66,3 +70,46 @@ def bench_with_roster(server: BenchServer, fake: FakeUpstream) -> BenchServer:
 @pytest.fixture
 def client(server: BenchServer) -> OpenAI:
     return OpenAI(base_url=server.v1, api_key="not-needed-on-loopback", max_retries=0, timeout=30)
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    pytest.importorskip("redis", reason="the redis extra is not installed (pip install 'benchwarmers[redis]')")
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp_path),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -4,8 +4,6 @@ refusal to listen beyond loopback without an admin token."""
 from __future__ import annotations
 
 import os
-import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -18,10 +16,11 @@ import pytest
 from openai import OpenAI
 from typer.testing import CliRunner
 
+from benchwarmers.bench.pacing import async_storage_uri
 from benchwarmers.cli.app import app
 from benchwarmers.errors import RateLimited
 from benchwarmers.server.body import BODY_CAP, TOO_LARGE
-from benchwarmers.server.ratelimit import RateLimits, async_storage_uri
+from benchwarmers.server.ratelimit import RateLimits
 from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.test_gateway_panels import collection
 
@@ -99,49 +98,6 @@ def test_redis_urls_name_the_asyncio_storage():
 
 
 # -- shared counting through Redis ---------------------------------------------------------------
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    pytest.importorskip("redis", reason="the redis extra is not installed (pip install 'benchwarmers[redis]')")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                    sock.sendall(b"PING\r\n")
-                    if sock.recv(16).startswith(b"+PONG"):
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError("redis-server did not start")
-            time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def test_redis_shares_the_count_between_processes(redis_url, tmp_path, fake):

@@ -1,17 +1,20 @@
 """Rate limits and cooldowns learned from real seats: the limits providers announce in their headers
 (Groq, Cerebras, OpenRouter, Mistral forms) become the model's known limits, written only when they
-change; repeated 429s extend the cooldown; a model in cooldown shows as such."""
+change; repeated 429s extend the cooldown (a model cooling down is not called, so only a 429 after
+its cooldown ends does); a model in cooldown shows as such."""
 
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
-from benchwarmers.store.changes import list_changes
+from benchwarmers.store import roster
+from benchwarmers.store.changes import list_changes, record_change
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import ask, collection
 
@@ -49,6 +52,13 @@ KNOWN = {
 }
 
 
+def half_left(headers: dict[str, str], name: str) -> str:
+    """A `remaining` header as half its window's limit; any other header as it is."""
+    if "remaining" not in name.lower():
+        return headers[name]
+    return str(int(headers[name.replace("remaining", "limit").replace("Remaining", "Limit")]) // 2)
+
+
 def changes(server: BenchServer, action: str) -> list[dict[str, Any]]:
     async def read(bench):
         async with bench.state.read() as conn:
@@ -76,11 +86,10 @@ def test_rate_limit_headers_become_known_limits(four, fake_upstream, client):
         assert limits(four, f"{provider}-model") == {"value": known, "source": "headers"}
     assert len(changes(four, "limits")) == 4
 
-    # What remains changes on every call; the limits do not, so nothing is written again.
+    # What remains changes on every call; the limits do not, so nothing is written again. (What
+    # remains is believed by pacing: with half of each window left, no call here waits.)
     for provider, headers in HEADERS.items():
-        fake_upstream.script(
-            f"{provider}-model", headers={k: ("1" if "remaining" in k else v) for k, v in headers.items()}
-        )
+        fake_upstream.script(f"{provider}-model", headers={k: half_left(headers, k) for k in headers})
     ask(client, "bench/four")
     assert len(changes(four, "limits")) == 4
 
@@ -104,12 +113,30 @@ def test_limits_announced_on_a_429_are_learned_too(server, fake_upstream, client
     assert limits(server, "groq-model") == {"value": KNOWN["groq"], "source": "headers"}
 
 
+def end_cooldown(server: BenchServer, alias: str) -> None:
+    """Let `alias`'s cooldown run out (as time would), telling running servers as a change does."""
+
+    async def end(bench):
+        model = (await bench.state.snapshot()).models[alias]
+        async with bench.state.write() as conn:
+            await roster.update_model(conn, model.pk, cooldown_until=time.time() - 1)
+            await record_change(conn, actor="test", subject="model", name=alias, action="cooled")
+
+    server.admin(end)
+
+
 def test_repeated_429s_extend_the_cooldown_and_an_answer_ends_the_streak(server, fake_upstream, client, monkeypatch):
     fake_upstream.script("busy", status=429, headers={"retry-after": "10"})
     add_fake_endpoint(server, fake_upstream, models=[listed("busy")])
     collection(server, "b", ["busy"], max_explorers=0)
-    for _ in range(3):  # a member is called even while cooling down; each 429 doubles the rest
+    assert ask(client, "bench/b").bench["seats"][0]["status"] == "error"
+    # While it cools down it is not called (no 429 to extend the cooldown); each 429 after one doubles it.
+    assert ask(client, "bench/b").bench["seats"][0]["status"] == "cooling"
+    assert len(fake_upstream.chat_requests) == 1
+    for _ in range(2):
+        end_cooldown(server, "fake/busy")
         assert ask(client, "bench/b").bench["seats"][0]["status"] == "error"
+    assert len(fake_upstream.chat_requests) == 3
     cooldowns = changes(server, "cooldown")
     assert [c["after"]["streak"] for c in cooldowns] == [1, 2, 3]
     assert [c["after"]["until"] - c["at"] for c in cooldowns] == [
@@ -128,6 +155,7 @@ def test_repeated_429s_extend_the_cooldown_and_an_answer_ends_the_streak(server,
     assert re.match(rf"fake/busy  \({until}\)\n", detail.output), detail.output
 
     fake_upstream.script("busy")
+    end_cooldown(server, "fake/busy")
     assert ask(client, "bench/b").bench["seats"][0]["status"] == "ok"
     fake_upstream.script("busy", status=429, headers={"retry-after": "10"})
     ask(client, "bench/b")

@@ -144,7 +144,7 @@ def test_a_retired_member_is_shown_as_retired_not_asked_and_restored_by_the_user
     panel = reply.bench["panel"]
     assert reply.bench["seats"] == [
         {"call": f"{panel}.member1", "seat": "member", "alias": ALIAS, "status": "retired", "seconds": 0.0,
-         "answer": "", "error": note}
+         "answer": "", "error": note, "frees_at": None}
     ]  # fmt: skip
     assert (
         f"## member · {ALIAS} · retired · 0.0s\ncall `{panel}.member1`\n\n_{note}_\n"
@@ -157,9 +157,9 @@ def test_a_retired_member_is_shown_as_retired_not_asked_and_restored_by_the_user
     logged = httpx2.get(f"{pair.url}/bench/panels/{panel}").json()
     assert ([(s["status"], s["error"]) for s in logged["seats"]], logged["owed"]) == ([("retired", note)], 0)
     refused = httpx2.post(f"{pair.url}/bench/verdict", json={"call": f"{panel}.member1", "useful": False})
-    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "call_not_asked")
+    assert (refused.status_code, refused.json()["error"]["code"]) == (400, "seat_not_called")
     assert refused.json()["error"]["message"] == (
-        f"call '{panel}.member1' was not asked: {ALIAS} was retired for failing, so there is no answer to judge"
+        f"call '{panel}.member1' was not called: {ALIAS} was retired for failing, so there is no answer to judge"
     )
 
     monkeypatch.setenv("BENCHWARMERS_HOME", str(pair.settings.home))

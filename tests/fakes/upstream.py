@@ -20,6 +20,7 @@ import random
 import re
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -39,6 +40,48 @@ class RecordedRequest:
     headers: dict[str, str]
     json: Any
     body: bytes
+    at: float = field(default_factory=time.monotonic)  # when it arrived
+    limited: bool = False  # answered 429 because a rate limit (`FakeUpstream.limit`) was used up
+
+
+@dataclass
+class RateLimit:
+    """A provider's moving window: at most `requests` calls and `tokens` tokens in any `period`
+    seconds, counted when a call arrives (tokens: the prompt's characters ÷ 4 plus its
+    max_tokens, as OpenAI counts them). A call beyond either gets a 429 with Retry-After."""
+
+    requests: int | None
+    tokens: int | None
+    period: float
+    announce: bool  # send OpenAI-style x-ratelimit-{limit,remaining}-{requests,tokens} headers
+    accepted: deque[tuple[float, int]] = field(default_factory=deque)  # (arrival, tokens)
+    refused: int = 0
+
+    def used(self, now: float) -> tuple[int, int]:
+        while self.accepted and self.accepted[0][0] <= now - self.period:
+            self.accepted.popleft()
+        return len(self.accepted), sum(tokens for _, tokens in self.accepted)
+
+    def admits(self, now: float, tokens: int) -> bool:
+        count, used = self.used(now)
+        return (self.requests is None or count + 1 <= self.requests) and (
+            self.tokens is None or used + tokens <= self.tokens
+        )
+
+    def retry_after(self, now: float) -> int:
+        oldest = self.accepted[0][0] if self.accepted else now
+        return max(1, math.ceil(oldest + self.period - now))
+
+    def headers(self, now: float) -> dict[str, str]:
+        count, used = self.used(now)
+        found: dict[str, str] = {}
+        if self.requests is not None:
+            found |= {"x-ratelimit-limit-requests": str(self.requests)}
+            found |= {"x-ratelimit-remaining-requests": str(max(0, self.requests - count))}
+        if self.tokens is not None:
+            found |= {"x-ratelimit-limit-tokens": str(self.tokens)}
+            found |= {"x-ratelimit-remaining-tokens": str(max(0, self.tokens - used))}
+        return found
 
 
 @dataclass
@@ -179,6 +222,7 @@ class FakeUpstream:
         self._scripts: dict[str, Behaviour] = {}
         self._listings: dict[str, _Listing] = {}
         self._passthrough: dict[str, str] = {}
+        self._limits: dict[str | None, RateLimit] = {}  # None: the whole endpoint
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -208,10 +252,29 @@ class FakeUpstream:
         WebUI's `/openai/{path}` passes a request on to its first connection's base URL."""
         self._passthrough[prefix.rstrip("/") + "/"] = to.rstrip("/") + "/"
 
+    def limit(
+        self,
+        *,
+        requests: int | None = None,
+        tokens: int | None = None,
+        period: float = 60.0,
+        model: str | None = None,
+        announce: bool = False,
+    ) -> RateLimit:
+        """Enforce a rate limit on one model, or (`model=None`) on every chat call together."""
+        self._limits[model] = RateLimit(requests, tokens, period, announce)
+        return self._limits[model]
+
+    @property
+    def refused(self) -> int:
+        """Calls answered 429 because a rate limit was used up."""
+        return sum(limit.refused for limit in self._limits.values())
+
     def reset(self) -> None:
         self._scripts.clear()
         self._listings.clear()
         self._passthrough.clear()
+        self._limits.clear()
         self.clear()
 
     def clear(self) -> None:
@@ -329,8 +392,9 @@ class FakeUpstream:
             data = orjson.loads(body) if body else None
         except orjson.JSONDecodeError:
             data = None
+        recorded = RecordedRequest(method, path, query, headers, data, body)
         if self.record:
-            self.requests.append(RecordedRequest(method, path, query, headers, data, body))
+            self.requests.append(recorded)
         prefix = next((p for p in self._passthrough if path.startswith(p)), None)
         if prefix is not None:
             path = self._passthrough[prefix] + path.removeprefix(prefix)
@@ -340,7 +404,7 @@ class FakeUpstream:
         if path in self._listings:
             return await _send(writer, self._serve_listing(self._listings[path], data))
         if path.endswith("/chat/completions") and method == "POST":
-            return await self._chat(data, token, writer)
+            return await self._chat(data, token, writer, recorded)
         if path == "/v1/models":
             models = [
                 {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
@@ -367,7 +431,30 @@ class FakeUpstream:
             self._scripts.setdefault(model, behaviour)
         return behaviour
 
-    async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter) -> bool:
+    def _admit(
+        self, model: str, data: dict[str, Any], recorded: RecordedRequest
+    ) -> tuple[_Response | None, dict[str, str]]:
+        """Count the call under its rate limits: a 429 when one is used up, else the headers they announce."""
+        limits = [limit for key, limit in self._limits.items() if key is None or key == model]
+        if not limits:
+            return None, {}
+        cap = data.get("max_completion_tokens", data.get("max_tokens"))
+        tokens = _tokens(_text_chars(data)) + (cap if isinstance(cap, int) else 0)
+        now = recorded.at
+        full = [limit for limit in limits if not limit.admits(now, tokens)]
+        if full:
+            for limit in full:
+                limit.refused += 1
+            headers = {"retry-after": str(max(limit.retry_after(now) for limit in full))}
+            return _Response(429, orjson.dumps(_default_error(429, model, ""))), headers
+        announced: dict[str, str] = {}
+        for limit in limits:
+            limit.accepted.append((now, tokens))
+            if limit.announce:
+                announced |= limit.headers(now)
+        return None, announced
+
+    async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest) -> bool:
         if not isinstance(data, dict):
             error = _error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
             return await _send(writer, _Response(400, orjson.dumps(error)))
@@ -375,6 +462,10 @@ class FakeUpstream:
         behaviour = self._behaviour(model)
         if behaviour is None:
             return await _send(writer, _Response(404, orjson.dumps(_default_error(404, model, token))))
+        refused, announced = self._admit(model, data, recorded)
+        if refused is not None:
+            recorded.limited = True
+            return await _send(writer, refused, announced)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -384,7 +475,7 @@ class FakeUpstream:
                 await asyncio.sleep(delay)
             if behaviour.hang:
                 await asyncio.Event().wait()
-            extra = dict(behaviour.headers)
+            extra = {**behaviour.headers, **announced}
             extra.setdefault("x-request-id", f"req_{next(self._ids)}")
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await _hostile_chunks(behaviour, extra, writer)

@@ -18,6 +18,7 @@ from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.gateway_config import read_stored
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
+from benchwarmers.catalog.pace import Limit, known_limits, limits_of
 from benchwarmers.store import collection_rows as collection_rows
 from benchwarmers.store import decisions as decision_rows
 from benchwarmers.store import evidence as evidence_rows
@@ -44,6 +45,7 @@ class EndpointView:
     api_key_last4: str | None
     ref: EndpointRef
     key_refused: str | None = None  # why its api_key_env is not read (an endpoint added before the rule)
+    limits: tuple[Limit, ...] = ()  # the user's limits for the endpoint as a whole (all its models share them)
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,8 @@ class ModelView:
     probes: int = 0  # probes that failed since it was retired
     # Reached through the llm library, which is sent text only: images go through the built-in client.
     text_only: bool = False
+    # What the model is paced by: the limits its provider announced, with the user's in their place.
+    limits: tuple[Limit, ...] = ()
 
     def fact(self, name: str) -> Any:
         found = self.facts.get(name)
@@ -165,6 +169,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
                 kind=row["kind"],
             ),
             key_refused=key_refusal(row, allowed_key_envs),
+            limits=tuple(sorted(limits_of(row.get("rate_limits")).values())),
         )
         snapshot.endpoints[view.name] = view
         by_id[view.id] = view
@@ -190,6 +195,9 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             next_probe_at=row["next_probe_at"],
             probes=row["probes"] or 0,
             text_only=endpoint.kind == LLM_KIND,
+            limits=known_limits(
+                by_source.get("headers", {}).get("rate_limits"), by_source.get("override", {}).get("rate_limits")
+            ),
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
     snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()

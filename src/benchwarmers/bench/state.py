@@ -1,6 +1,6 @@
 """`BenchState`: what one process holds — database engines, the config snapshot, the seat history,
-the upstream pool and the seat clients over it, and the secret box. Services receive it; it knows
-none of them."""
+the upstream pool, the seat clients over it, the pacer and the secret box. Services receive it; it
+knows none of them."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
+from benchwarmers.bench.pacing import Pacer
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
@@ -32,6 +33,7 @@ class BenchState:
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
         self.clients = SeatClients(self.upstream, settings.client)
+        self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
         self.history = SeatHistory()
         self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
         self._snapshot: Snapshot | None = None

@@ -74,6 +74,8 @@ def show_reply(reply: dict[str, Any]) -> None:
         console.rule(f"{seat['seat']} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
         if seat["status"] == "ok":
             console.print(Markdown(seat["answer"]))
+        elif seat["status"] in ("paced", "cooling"):
+            console.print(f"not called: {seat['error']}", markup=False)
         else:
             console.print(seat["error"] or "(empty answer)", markup=False)
     for skip in bench.get("skipped", []):

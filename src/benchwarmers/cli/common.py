@@ -88,3 +88,29 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
         # Cells are text, never markup: an error's "[redacted …]" must not vanish as a style tag.
         out.add_row(*(Text("" if v is None else str(v)) for v in row))
     console.print(out)
+
+
+RPM = typer.Option(None, "--rpm", help="requests a minute (0 removes your limit)")
+TPM = typer.Option(None, "--tpm", help="tokens a minute (0 removes your limit)")
+RPD = typer.Option(None, "--rpd", help="requests a day (0 removes your limit)")
+LIMIT = typer.Option(
+    None, "--limit", help="any window as WINDOW=N, e.g. requests-second=5 or tokens-day=1000000 (repeatable)"
+)
+
+
+def rate_windows(rpm: int | None, tpm: int | None, rpd: int | None, limit: Sequence[str] | None) -> dict[str, int]:
+    """`--rpm/--tpm/--rpd/--limit` as the windows the bench stores ({} when none was given)."""
+    windows: dict[str, int] = {}
+    for given in limit or ():
+        name, sep, amount = given.partition("=")
+        if not sep or not amount.strip().isdigit():
+            raise fail(f"--limit takes WINDOW=N, e.g. requests-minute=20 (got {given!r})")
+        windows[name.strip()] = int(amount)
+    for window, value in (("requests-minute", rpm), ("tokens-minute", tpm), ("requests-day", rpd)):
+        if value is not None:
+            windows[window] = value
+    return windows
+
+
+def describe_limits(limits: dict[str, int]) -> str:
+    return ", ".join(f"{window} {amount:,}" for window, amount in limits.items()) or "none"

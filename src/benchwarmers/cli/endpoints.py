@@ -7,7 +7,20 @@ import typer
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import (
+    LIMIT,
+    RPD,
+    RPM,
+    TPM,
+    console,
+    describe_limits,
+    fail,
+    print_json,
+    progress_bar,
+    rate_windows,
+    table,
+    with_bench,
+)
 from benchwarmers.cli.models import moved_line
 from benchwarmers.errors import InvalidRequest, UpstreamRefused
 
@@ -110,6 +123,24 @@ async def rename(
         + moved_line(result).replace("moved with it", "moved with them"),
         markup=False,
     )
+
+
+@app.command("limits")
+@with_bench
+async def limits(
+    bench: Bench,
+    name: str = typer.Argument(...),
+    rpm: int = RPM,
+    tpm: int = TPM,
+    rpd: int = RPD,
+    limit: list[str] = LIMIT,
+) -> None:
+    """Set the endpoint's own rate limits, shared by all its models (a provider's per-key limits)."""
+    windows = rate_windows(rpm, tpm, rpd, limit)
+    if not windows:
+        raise fail("give --rpm, --tpm, --rpd or --limit WINDOW=N")
+    endpoint = await bench.endpoints.set_limits(name, windows)
+    console.print(f"{name}: paced by {describe_limits(endpoint['limits'])} (all its models together)", markup=False)
 
 
 @app.command("remove")

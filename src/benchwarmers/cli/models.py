@@ -9,7 +9,18 @@ import typer
 
 from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.common import console, print_json, table, with_bench
+from benchwarmers.cli.common import (
+    LIMIT,
+    RPD,
+    RPM,
+    TPM,
+    console,
+    describe_limits,
+    print_json,
+    rate_windows,
+    table,
+    with_bench,
+)
 
 app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True)
 
@@ -92,15 +103,29 @@ async def set_(
     family: str = typer.Option(None, "--family", help="model family (explorers never share a member's)"),
     free: bool = typer.Option(None, "--free/--no-free", help="calls cost nothing"),
     enabled: bool = typer.Option(None, "--enable/--disable", help="may sit explorer seats"),
+    rpm: int = RPM,
+    tpm: int = TPM,
+    rpd: int = RPD,
+    limit: list[str] = LIMIT,
 ) -> None:
-    """Override what the catalog says of a model (recorded in the changes log)."""
+    """Override what the catalog says of a model (recorded in the changes log). Rate limits replace
+    the same windows its provider announced; calls to it are paced under them."""
+    windows = rate_windows(rpm, tpm, rpd, limit)
     model = await bench.models.set_model(
-        alias, context=context, output=output, vision=vision, family=family, free=free, enabled=enabled
+        alias,
+        context=context,
+        output=output,
+        vision=vision,
+        family=family,
+        free=free,
+        enabled=enabled,
+        limits=windows or None,
     )
     console.print(
         f"{model['alias']}: window {_window(model['context_window'])}, output {_window(model['output_cap'])}, "
         f"images {_yes(model['vision'])}, free {_yes(model['free'])}, family {model['family'] or '?'}, "
-        f"{'enabled' if model['enabled'] else 'disabled'}",
+        f"{'enabled' if model['enabled'] else 'disabled'}"
+        + (f", paced by: {describe_limits(model['limits'])}" if model["limits"] else ""),
         markup=False,
     )
 

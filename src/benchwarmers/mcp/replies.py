@@ -10,6 +10,9 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel, ConfigDict, Field
 
+ANSWERED = ("ok", "empty")  # seats to judge
+NOT_CALLED = ("paced", "cooling", "retired")  # seats whose model the bench did not call: nothing to judge
+
 
 class CollectionInfo(BaseModel):
     name: str
@@ -143,14 +146,16 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
             lines.append((seat.get("answer") or "").strip())
         elif seat["status"] == "empty":
             lines.append("(empty answer)")
-        elif seat["status"] == "retired":
+        elif seat["status"] == "retired":  # its note says it was not asked, why, and what brings it back
             lines.append(f"({seat.get('error') or 'retired: not asked'})")
+        elif seat["status"] in NOT_CALLED:
+            lines.append(f"(not called: {seat.get('error')})")
         else:
             lines.append(f"(failed: {seat.get('error') or 'no answer'})")
         lines.append("")
     for skip in bench.get("skipped") or []:
         lines.append(f"Skipped {skip.get('seat')} {skip.get('alias')}: {skip.get('why')}")
-    answered = [s["call"] for s in [*seats, *([merger] if merger else [])] if s["status"] in ("ok", "empty")]
+    answered = [s["call"] for s in [*seats, *([merger] if merger else [])] if s["status"] in ANSWERED]
     lines += [
         "---",
         "These are claims, not facts. Check each against the real code; agreement between seats proves nothing.",

@@ -12,12 +12,10 @@ import math
 import time
 
 from limits import RateLimitItem, RateLimitItemPerMinute
-from limits.aio.storage import MemoryStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
-from limits.errors import ConfigurationError
-from limits.storage import storage_from_string
 
-from benchwarmers.errors import RateLimited, Unavailable
+from benchwarmers.bench.pacing import limits_storage
+from benchwarmers.errors import RateLimited
 
 log = logging.getLogger("benchwarmers.ratelimit")
 
@@ -26,33 +24,10 @@ _LOGIN = RateLimitItemPerMinute(LOGIN_FAILURES_A_MINUTE)
 MAX_WAIT = 60
 
 
-def async_storage_uri(url: str) -> str:
-    """`redis://host:6379/0` as `limits` names its asyncio Redis storage."""
-    if url.startswith("async+"):
-        return url
-    if url.startswith("unix://"):
-        return "async+redis+unix://" + url.removeprefix("unix://")
-    return "async+" + url
-
-
-def _storage(redis_url: str | None) -> Storage:
-    if not redis_url:
-        return MemoryStorage()
-    try:
-        storage = storage_from_string(async_storage_uri(redis_url), implementation="redispy", wrap_exceptions=True)
-    except ConfigurationError as exc:
-        raise Unavailable(
-            f"BENCHWARMERS_REDIS_URL is set but cannot be used ({exc}); install the redis extra "
-            "(`pip install 'benchwarmers[redis]'`) or unset it to count per process"
-        ) from None
-    assert isinstance(storage, Storage)
-    return storage
-
-
 class RateLimits:
     def __init__(self, redis_url: str | None = None) -> None:
         self.shared = bool(redis_url)
-        self.limiter = MovingWindowRateLimiter(_storage(redis_url))
+        self.limiter = MovingWindowRateLimiter(limits_storage(redis_url))
 
     async def _wait(self, item: RateLimitItem, *ids: str) -> int:
         stats = await self.limiter.get_window_stats(item, *ids)

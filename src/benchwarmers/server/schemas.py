@@ -96,6 +96,11 @@ class ModelPatch(Body):
     family: FamilyName | None = Field(None, description="The model family (no two explorers share one).")
     free: bool | None = Field(None, description="Whether calls cost nothing (only free models explore).")
     enabled: bool | None = Field(None, description="Whether the model may be seated at all.")
+    limits: dict[str, int] | None = Field(
+        None,
+        description='Rate-limit windows calls to it are paced under, e.g. {"requests-minute": 20, '
+        '"tokens-minute": 6000}; they replace what its provider announced for the same window, 0 removes one.',
+    )
 
 
 class EndpointCreate(Body):

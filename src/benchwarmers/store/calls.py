@@ -15,8 +15,11 @@ from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, Public
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
-ANSWERED = ("ok", "empty")  # statuses that carry an answer to judge (error: failed; retired: not asked)
+ANSWERED = ("ok", "empty")  # the model answered: the seat is judged (and owed until it is)
 RETIRED = "retired"  # a member or nominee recorded in its seat but not asked: it kept failing
+# Recorded but never called: paced (no slot under a limit), cooling (after a 429), retired. Not seated,
+# judged, owed or counted as a failure: they say nothing of the model.
+NOT_CALLED = ("paced", "cooling", RETIRED)
 
 
 async def insert_panel(conn: AsyncConnection, panel: PanelRow, seat_rows: Sequence[SeatRow]) -> None:
@@ -79,7 +82,7 @@ async def last_seated(conn: AsyncConnection) -> dict[tuple[str, str], float]:
     """(alias, shape) → when that model last sat a seat on that shape."""
     query = (
         select(seats.c.alias, seats.c.shape, func.max(seats.c.created_at))
-        .where(seats.c.seat.in_(SEATED_KINDS) & (seats.c.status != RETIRED))
+        .where(and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED)))
         .group_by(seats.c.alias, seats.c.shape)
     )
     return {(alias, shape): at for alias, shape, at in await conn.execute(query)}
@@ -198,6 +201,7 @@ async def list_panels(
                 "seconds": data[seats.c.seconds],
                 "answer": data[seats.c.answer],
                 "error": data[seats.c.error],
+                "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
                 "verdict": verdict,
             }

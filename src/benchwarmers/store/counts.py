@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import ANSWERED, RETIRED, SEATED_KINDS
+from benchwarmers.store.calls import ANSWERED, NOT_CALLED, SEATED_KINDS
 from benchwarmers.store.schema import panels, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
@@ -53,8 +53,9 @@ async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
 async def standing_counts(conn: AsyncConnection, since: float | None = None) -> list[dict[str, Any]]:
     """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
     `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
-    `judged_answers` (verdicts on seats that answered) and `last_judged`."""
-    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status != RETIRED)
+    `judged_answers` (verdicts on seats that answered) and `last_judged`. Seats whose model was not
+    called (paced, cooling, retired) are not seats here: they say nothing of the model."""
+    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED))
     if since is not None:
         seated = and_(seated, seats.c.created_at >= since)
     by_seat = (

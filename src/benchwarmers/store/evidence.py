@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import and_, delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import RETIRED, SEATED_KINDS
+from benchwarmers.store.calls import NOT_CALLED, SEATED_KINDS
 from benchwarmers.store.schema import panels, roles, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
@@ -18,8 +18,8 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
     """Every member, nominee and explorer seat since `since`, with its current verdict (or None).
 
     Answers are not loaded, only their length in characters; merger and decision seats are left
-    out because they answer a different question than the prompt, and retired seats because no
-    model was asked.
+    out because they answer a different question than the prompt, and seats whose model was not
+    called (paced, cooling, retired) because they say nothing of the model.
     """
     query = (
         select(
@@ -41,7 +41,7 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
             verdicts.c.created_at.label("judged_at"),
         )
         .outerjoin(verdicts, _CURRENT)
-        .where(seats.c.seat.in_(SEATED_KINDS) & (seats.c.status != RETIRED))
+        .where(and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED)))
         .order_by(seats.c.created_at, seats.c.call)
     )
     if since is not None:

@@ -68,7 +68,7 @@ class SeatRow(TypedDict):
     alias: str
     endpoint: str
     shape: str
-    status: str  # ok | empty | error
+    status: str  # ok | empty | error | paced | cooling
     seconds: float
     answer: str
     error: str
@@ -76,6 +76,7 @@ class SeatRow(TypedDict):
     usage: dict[str, Any] | None
     caller: str
     created_at: float
+    frees_at: float | None  # paced or cooling: when the model may be called again
 
 
 class Replay(TypedDict):
@@ -107,6 +108,7 @@ class LoggedSeat(TypedDict):
     seconds: float
     answer: str
     error: str
+    frees_at: float | None
     usage: dict[str, Any] | None
     verdict: PublicVerdict | None
 

@@ -115,6 +115,12 @@ async def set_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str,
         )
 
 
+async def fact_value(conn: AsyncConnection, model_pk: int, fact: str, source: str) -> Any:
+    """One source's value of one fact (None when that source says nothing)."""
+    where = (model_facts.c.model_pk == model_pk) & (model_facts.c.fact == fact) & (model_facts.c.source == source)
+    return await conn.scalar(select(model_facts.c.value).where(where))
+
+
 async def clear_fact(conn: AsyncConnection, model_pk: int, fact: str, source: str) -> None:
     await conn.execute(
         delete(model_facts).where(

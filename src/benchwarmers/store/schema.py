@@ -47,6 +47,8 @@ endpoints = Table(
     Column("created_at", Float, nullable=False),
     Column("refreshed_at", Float),
     Column("refresh_error", Text),
+    # The user's limits for the endpoint as a whole, e.g. {"requests-minute": 20} (bench/pacing.py).
+    Column("rate_limits", JSON),
 )
 
 models = Table(
@@ -168,7 +170,7 @@ seats = Table(
     Column("alias", String(300), nullable=False),
     Column("endpoint", String(64), nullable=False),
     Column("shape", String(32), nullable=False),
-    Column("status", String(16), nullable=False),  # ok | empty | error
+    Column("status", String(16), nullable=False),  # ok | empty | error | paced | cooling
     Column("seconds", Float, nullable=False),
     Column("answer", Text, nullable=False),
     Column("error", Text, nullable=False),
@@ -176,6 +178,7 @@ seats = Table(
     Column("usage", JSON),
     Column("caller", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
+    Column("frees_at", Float),  # paced or cooling (not called): when the model may be called again
     Index("ix_seats_panel", "panel_id"),
     # The dashboard's counts read these instead of the rows (migration 0002).
     Index("ix_seats_status_seat_call", "status", "seat", "call"),

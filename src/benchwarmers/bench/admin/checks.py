@@ -22,7 +22,8 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.admin.collection_rules import close_matches
-from benchwarmers.bench.panels.prepare import SeatOutcome, call_model, scrub_outcome
+from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
+from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
@@ -33,6 +34,7 @@ from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import fetch_listing
 
 CHECK_TIMEOUT = 30.0  # seconds per call
+PROBE_TOKENS = 32
 PROMPT = "Reply with the single word OK."
 # A 16×16 red square: small, but above the minimum size vision APIs accept.
 TINY_PNG = (
@@ -82,12 +84,14 @@ def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
 async def _call(state: BenchState, snapshot: Snapshot, model: ModelView, content: Any, per_call: float) -> SeatOutcome:
     outcome = await call_model(
         state.clients,
+        state.pacer,
         snapshot,
         alias=model.alias,
         call=f"check:{model.alias}",
         kind="check",
         body=_body(model.model_id, content),
         seat_timeout=per_call,
+        tokens=PROBE_TOKENS,  # a one-token question: paced like any call, never much of a budget
     )
     scrub_outcome(outcome, _secrets(state, snapshot))
     return outcome

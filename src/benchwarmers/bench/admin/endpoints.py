@@ -15,8 +15,10 @@ from urllib.parse import urlsplit
 from benchwarmers.bench.admin.aliases import apply_renames, refuse_prefix_taken
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.admin.key_names import key_env_refusal
+from benchwarmers.bench.admin.models import check_limits
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
+from benchwarmers.catalog.pace import updated_windows
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
 from benchwarmers.redaction import without_query
 from benchwarmers.store import aliases as alias_rows
@@ -72,6 +74,7 @@ def endpoint_public(row: dict[str, Any]) -> dict[str, Any]:
         "enabled": bool(row["enabled"]),
         "refreshed_at": row["refreshed_at"],
         "refresh_error": row["refresh_error"],
+        "limits": row.get("rate_limits") or {},
     }
 
 
@@ -241,6 +244,29 @@ class Endpoints:
         self.state.upstream.forget(old)
         await self.state.reload_history()
         return {"name": new, "before": old, "changed": True, "aliases": renames, **moved}
+
+    async def set_limits(self, name: str, limits: Any, *, actor: str | None = None) -> dict[str, Any]:
+        """Set the endpoint's own rate limits ({window: amount}, e.g. {"requests-minute": 20}), which
+        all its models share; 0 removes a window, others are kept."""
+        windows = check_limits(limits)
+        if not windows:
+            raise InvalidRequest('give at least one window, e.g. {"requests-minute": 20}', param="limits")
+        async with self.state.write() as conn:
+            row = await self._endpoint(conn, name)
+            before = row.get("rate_limits") or {}
+            after = updated_windows(before, windows)
+            await roster.update_endpoint(conn, row["id"], rate_limits=after or None)
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="endpoint",
+                name=name,
+                action="limits",
+                before={"rate_limits": before},
+                after={"rate_limits": after},
+            )
+            row = {**row, "rate_limits": after}
+        return endpoint_public(row)
 
     async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
         """Read the endpoint's listing and record what it says (see bench/upkeep/refresh.py)."""

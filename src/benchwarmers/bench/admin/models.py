@@ -1,5 +1,5 @@
 """The roster's models as the user sees and overrides them (window, output cap, family, free,
-vision, enabled), renames them, and restores a retired one. Every change is logged."""
+vision, enabled, rate limits), renames them, and restores a retired one. Every change is logged."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.evidence.retirement import restore
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
+from benchwarmers.catalog.pace import check_windows, updated_windows
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
@@ -31,10 +32,12 @@ class Models:
         return await model_detail(self.state, alias)
 
     async def set_model(self, alias: str, *, actor: str | None = None, **changes: Any) -> dict[str, Any]:
-        """Apply the user's overrides (None = leave as is)."""
+        """Apply the user's overrides (None = leave as is). `limits` ({window: amount}, e.g.
+        {"requests-minute": 20}) replaces those windows of the model's rate limits; 0 removes one."""
         before = await self.model(alias)
         snapshot = await self.state.snapshot()
         model = snapshot.models[alias]
+        windows = check_limits(changes.get("limits"))
         async with self.state.write() as conn:
             for option, fact in OVERRIDABLE.items():
                 value = changes.get(option)
@@ -48,6 +51,14 @@ class Models:
                 await roster.set_fact(conn, model.pk, "input_kinds", "override", kinds)
             if changes.get("enabled") is not None:
                 await roster.update_model(conn, model.pk, enabled=bool(changes["enabled"]))
+            if windows:
+                current = await roster.fact_value(conn, model.pk, "rate_limits", "override")
+                stored = updated_windows(current, windows)
+                if stored:
+                    await roster.set_fact(conn, model.pk, "rate_limits", "override", stored)
+                else:
+                    await roster.clear_fact(conn, model.pk, "rate_limits", "override")
+                changes = {**changes, "limits": windows}
             after_facts = {k: v for k, v in changes.items() if v is not None}
             await record_change(
                 conn,
@@ -92,6 +103,18 @@ class Models:
         return await self.model(alias)
 
 
+def check_limits(given: Any) -> dict[str, int]:
+    """The user's rate-limit windows, checked ({} when none were given)."""
+    if given is None:
+        return {}
+    if not isinstance(given, dict):
+        raise InvalidRequest('limits is an object of windows, e.g. {"requests-minute": 20}', param="limits")
+    try:
+        return check_windows(given)
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), param="limits") from None
+
+
 def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = frozenset()) -> dict[str, Any]:
     status = "ok"
     if model.gone:
@@ -121,6 +144,8 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "retiring": model.retiring,
         "retired_at": model.retired_at,
         "next_probe_at": model.next_probe_at,
+        # What calls to it are paced by: announced limits with the user's in their place (bench/pacing.py).
+        "limits": {limit.window: limit.amount for limit in model.limits},
         "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
     }
 

@@ -11,10 +11,10 @@ from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.evidence.roles import DECISION
-from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, ask_decision_model
+from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, NoSlot, ask_decision_model
 from benchwarmers.bench.snapshot import EVERY_SHAPE
 from benchwarmers.bench.state import BenchState
-from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
+from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unavailable, UpstreamRefused
 from benchwarmers.store import decisions as decision_rows
 from benchwarmers.store import evidence as role_rows
 from benchwarmers.store import gateway_settings as setting_rows
@@ -38,7 +38,9 @@ class ShapeAdmin:
         row = {"alias": alias, "kind": kind, "path": None}
         if kind == "chat":
             try:
-                await ask_decision_model(self.state.clients, snapshot, row, model, PROBE)
+                await ask_decision_model(self.state.clients, self.state.pacer, snapshot, row, model, PROBE)
+            except NoSlot as exc:
+                raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except UpstreamFailure as exc:
                 raise UpstreamRefused(f"{alias} did not answer the test question: {exc}", param="alias") from None
             except ValueError as exc:
@@ -52,7 +54,11 @@ class ShapeAdmin:
         failures = []
         for path in CHOICE_PATHS:
             try:
-                await ask_decision_model(self.state.clients, snapshot, {**row, "path": path}, model, PROBE)
+                await ask_decision_model(
+                    self.state.clients, self.state.pacer, snapshot, {**row, "path": path}, model, PROBE
+                )
+            except NoSlot as exc:
+                raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except (UpstreamFailure, ValueError) as exc:
                 failures.append(f"{path}: {exc}")
             else:

@@ -33,12 +33,12 @@ class Verdicts:
                 )
             if caller.judges_own_only and seat["caller"] != caller.name:
                 raise Forbidden("this gateway key may judge only the calls it made", param="call", code="not_your_call")
-            if seat["status"] == calls.RETIRED:
+            if seat["status"] in calls.NOT_CALLED:
+                why = "was retired for failing" if seat["status"] == calls.RETIRED else f"was {seat['status']}"
                 raise InvalidRequest(
-                    f"call {clean['call']!r} was not asked: {seat['alias']} was retired for failing, so there "
-                    "is no answer to judge",
+                    f"call {clean['call']!r} was not called: {seat['alias']} {why}, so there is no answer to judge",
                     param="call",
-                    code="call_not_asked",
+                    code="seat_not_called",
                 )
             current = await calls.current_verdict(conn, clean["call"])
             same = current is not None and all(current[k] == clean[k] for k in FIELDS[1:])

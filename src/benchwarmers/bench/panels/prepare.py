@@ -1,34 +1,26 @@
-"""A panel, step by step: parse, estimate, shape, seat, run, (record and reply live in the core).
+"""A panel, step by step: parse, estimate, shape, seat (running the seats is panels/run.py).
 
-`prepare_panel` is everything that can refuse a request (it raises BenchError before any model
-is called); `run_seats` calls every seat concurrently and never raises for a seat's failure.
+Everything here can refuse a request (it raises BenchError before any model is called).
 """
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
-from benchwarmers.bench.clients import SeatClients
-from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.panels import parse as req
-from benchwarmers.bench.panels.ids import seat_call
-from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, explorer_count, plan_seats
+from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
-from benchwarmers.store.calls import RETIRED
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody
-from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
-
-CANCELLED = "cancelled: client disconnected"
+from benchwarmers.upstream.failures import UpstreamFailure
 
 
 @dataclass
@@ -49,6 +41,7 @@ class PreparedPanel:
     stream: bool
     include_usage: bool
     request_hash: str
+    tokens: int = 0  # what a seat reserves under tokens limits: the estimate plus max_tokens
     created: float = field(default_factory=time.time)
     decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
 
@@ -59,13 +52,21 @@ class SeatOutcome:
     seat: str
     alias: str
     endpoint: str
-    status: str  # ok | empty | error | retired (not asked)
+    status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
     seconds: float
     answer: str = ""
     error: str = ""
     failure: UpstreamFailure | None = None
     usage: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    frees_at: float | None = None  # paced or cooling: when the model may be called again
+
+
+def reserved_tokens(estimate: int, body: dict[str, Any]) -> int:
+    """Tokens a call reserves under a tokens limit: the prompt's estimate plus the most it may write
+    (`max_completion_tokens` or `max_tokens`, as providers count them when the call arrives)."""
+    cap = body.get("max_completion_tokens", body.get("max_tokens"))
+    return estimate + (cap if isinstance(cap, int) and not isinstance(cap, bool) and cap > 0 else 0)
 
 
 def request_hash(body_bytes: bytes | bytearray) -> str:
@@ -238,7 +239,7 @@ def seat_panel(
         rng=rng,
         epsilon=float(limits.get("epsilon", 0.0)),
     )
-    plan = SeatPlan(seats=plan.seats, skipped=tuple(missing) + plan.skipped)
+    plan = replace(plan, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:
         raise InvalidRequest(
             "no seat on this panel can take images: every member and nominee is blind or not known to "
@@ -270,114 +271,9 @@ def seat_panel(
         chat=ChatBody.from_request(body),
         content=draft.content,
         estimate=estimate,
+        tokens=reserved_tokens(estimate, body),
         stream=bool(body.get("stream")),
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
         request_hash=body_hash,
         created=now,
     )
-
-
-async def call_model(
-    clients: SeatClients,
-    snapshot: Snapshot,
-    *,
-    alias: str,
-    call: str,
-    kind: str,
-    body: bytes | Sequence[bytes],
-    seat_timeout: float,
-) -> SeatOutcome:
-    """One model call as a recorded outcome: failures become statuses, never exceptions."""
-    model = snapshot.models[alias]
-    endpoint = snapshot.endpoints[model.endpoint]
-    started = time.perf_counter()
-    outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
-    if endpoint.key_refused:
-        # Its key variable is not one the bench reads: the model is not asked without its key.
-        failure = UpstreamFailure(FailureKind.auth, endpoint.key_refused)
-        outcome.error, outcome.failure = str(failure), failure
-        return outcome
-    try:
-        result = await clients.chat(endpoint, body, seat_timeout)
-    except UpstreamFailure as failure:
-        outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
-    except asyncio.CancelledError:
-        outcome.error = CANCELLED
-        outcome.seconds = round(time.perf_counter() - started, 3)
-        raise _Cancelled(outcome) from None
-    else:
-        outcome.answer, outcome.usage, outcome.headers = result.answer, result.usage, result.headers
-        outcome.status = "ok" if result.answer.strip() else "empty"
-    outcome.seconds = round(time.perf_counter() - started, 3)
-    return outcome
-
-
-async def run_seat(
-    clients: SeatClients, snapshot: Snapshot, panel: PreparedPanel, seat: Seat, seat_timeout: float
-) -> SeatOutcome:
-    model = snapshot.models[seat.alias]
-    call = seat_call(panel.panel_id, seat.kind, seat.index)
-    if seat.retired:
-        return SeatOutcome(call, seat.kind, seat.alias, model.endpoint, RETIRED, 0.0, error=retired_note(model))
-    return await call_model(
-        clients,
-        snapshot,
-        alias=seat.alias,
-        call=call,
-        kind=seat.kind,
-        body=panel.chat.parts_for(model.model_id),
-        seat_timeout=seat_timeout,
-    )
-
-
-class _Cancelled(Exception):
-    def __init__(self, outcome: SeatOutcome) -> None:
-        super().__init__(outcome.call)
-        self.outcome = outcome
-
-
-async def run_seats(
-    clients: SeatClients,
-    snapshot: Snapshot,
-    panel: PreparedPanel,
-    seat_timeout: float,
-    disconnected: asyncio.Event | None = None,
-) -> list[SeatOutcome]:
-    """Call every seat at once; when the client goes away, cancel those still running."""
-    tasks = [asyncio.ensure_future(run_seat(clients, snapshot, panel, seat, seat_timeout)) for seat in panel.plan.seats]
-    waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
-    try:
-        pending = set(tasks)
-        while pending:
-            watch = pending | ({waiter} if waiter is not None else set())
-            await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
-            pending = {t for t in tasks if not t.done()}
-            if waiter is not None and waiter.done():
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
-    finally:
-        if waiter is not None:
-            waiter.cancel()
-    outcomes = []
-    for seat, task in zip(panel.plan.seats, tasks, strict=True):
-        exc = task.exception() if not task.cancelled() else None
-        if isinstance(exc, _Cancelled):
-            outcomes.append(exc.outcome)
-        elif task.cancelled() or exc is not None:
-            model = snapshot.models[seat.alias]
-            outcomes.append(
-                SeatOutcome(
-                    call=seat_call(panel.panel_id, seat.kind, seat.index),
-                    seat=seat.kind,
-                    alias=seat.alias,
-                    endpoint=model.endpoint,
-                    status="error",
-                    seconds=0.0,
-                    error=CANCELLED if task.cancelled() else f"internal error: {type(exc).__name__}",
-                )
-            )
-        else:
-            outcomes.append(task.result())
-    return outcomes

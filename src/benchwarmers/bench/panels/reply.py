@@ -20,10 +20,11 @@ class PublicSeat(TypedDict):
     call: str
     seat: str  # member | nominee | explorer | merger
     alias: str
-    status: str  # ok | empty | error | retired (not asked: it kept failing)
+    status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
     seconds: float
     answer: str
     error: str
+    frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
 
 
 class PublicMerger(PublicSeat):
@@ -87,6 +88,7 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "seconds": outcome.seconds,
         "answer": outcome.answer,
         "error": outcome.error,
+        "frees_at": outcome.frees_at,
     }
 
 
@@ -116,6 +118,8 @@ def render_markdown(
             lines.append("_(empty answer)_")
         elif seat["status"] == "retired":
             lines.append(f"_{seat['error']}_")
+        elif seat["status"] in ("paced", "cooling"):
+            lines.append(f"_not called: {seat['error']}_")
         else:
             lines.append(f"_error: {seat['error']}_")
         lines.append("")

@@ -1,4 +1,5 @@
-"""Who sits on a panel: members, then nominees, then explorers chosen by staleness.
+"""Who sits on a panel: members, then nominees, then explorers chosen by staleness, and the
+spares that take an explorer's seat when its model has no free slot (bench/pacing.py).
 
 Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as `rng`.
 """
@@ -6,7 +7,7 @@ Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from benchwarmers.bench.evidence.stats import thompson_draw
@@ -37,6 +38,7 @@ class Seat:
     index: int  # 1-based per kind
     alias: str
     retired: bool = False  # shown as `retired`, not asked
+    family: str = ""  # explorers and spares: no two seated explorers share one
 
 
 @dataclass(frozen=True)
@@ -50,6 +52,12 @@ class Skipped:
 class SeatPlan:
     seats: tuple[Seat, ...]
     skipped: tuple[Skipped, ...]
+    # Eligible explorers not chosen, stalest first, none of a member's or nominee's family: tried in
+    # turn when a chosen explorer's model has no free slot.
+    spares: tuple[Seat, ...] = ()
+
+
+SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
 
 
 def explorer_count(seated: int, max_explorers: int = 2, max_calls: int = 5) -> int:
@@ -178,5 +186,14 @@ def plan_seats(
         if _eligible(cand, estimate=estimate, images=images, now=now):
             eligible[cand.alias] = cand
     explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon)
-    seats.extend(Seat("explorer", i, c.alias) for i, c in enumerate(explorers, start=1))
-    return SeatPlan(tuple(seats), tuple(skipped))
+    seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
+    spares = _spares(eligible.values(), explorers, families) if slots > 0 else []
+    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares))
+
+
+def _spares(eligible: Iterable[Candidate], chosen: Sequence[Candidate], families: set[str]) -> list[Seat]:
+    """Who may take a chosen explorer's seat: stalest first (no draw: the chosen ones had theirs)."""
+    taken = {c.alias for c in chosen}
+    pool = [c for c in eligible if c.alias not in taken and family_of(c) not in families]
+    pool.sort(key=lambda c: (c.last_seated is not None, c.last_seated or 0.0, c.alias))
+    return [Seat("explorer", 0, c.alias, family=family_of(c)) for c in pool[:SPARES]]

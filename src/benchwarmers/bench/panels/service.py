@@ -20,10 +20,8 @@ from benchwarmers.bench.panels.prepare import (
     Draft,
     PreparedPanel,
     SeatOutcome,
-    call_model,
     fixed_shape,
     read_request,
-    run_seats,
     scrub_outcome,
     seat_panel,
 )
@@ -39,6 +37,7 @@ from benchwarmers.bench.panels.reply import (
     sum_usage,
     verdict_hint,
 )
+from benchwarmers.bench.panels.run import call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable
@@ -196,7 +195,7 @@ class Panels:
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
         self.state.clients.configure(int(snapshot.gateway["endpoint_concurrency"]))
-        outcomes = await run_seats(self.state.clients, snapshot, panel, timeout, disconnected)
+        outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
         for outcome in (*outcomes, *([panel.decision] if panel.decision else [])):
@@ -248,16 +247,20 @@ class Panels:
         body = orjson.dumps({"model": snapshot.models[plan.alias].model_id, "stream": False, "messages": plan.messages})
         outcome = await call_model(
             self.state.clients,
+            self.state.pacer,
             snapshot,
             alias=plan.alias,
             call=seat_call(panel.panel_id, "merger"),
             kind="merger",
             body=body,
             seat_timeout=seat_timeout,
+            tokens=plan.needed_tokens,
         )
         scrub_outcome(outcome, secrets)
         merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
-        if outcome.status == "error":
+        if outcome.status in calls.NOT_CALLED:
+            merged.note = f"the merger {plan.alias} was not called ({outcome.error}), so here is every answer"
+        elif outcome.status == "error":
             merged.note = f"the merger {plan.alias} failed ({outcome.error}), so here is every answer"
         elif outcome.status == "empty":
             merged.note = f"the merger {plan.alias} gave an empty answer, so here is every answer"
@@ -342,10 +345,11 @@ class Panels:
                 "usage": o.usage,
                 "caller": panel.caller,
                 "created_at": now,
+                "frees_at": o.frees_at,
             }
             for i, o in enumerate(outcomes)
         ]
         await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
         for o in outcomes:
-            if o.seat in calls.SEATED_KINDS and o.status != calls.RETIRED:
+            if o.seat in calls.SEATED_KINDS and o.status not in calls.NOT_CALLED:
                 self.state.history.seated(o.alias, panel.shape, now)

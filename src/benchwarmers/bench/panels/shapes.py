@@ -17,8 +17,10 @@ import orjson
 
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.evidence.roles import DECISION
-from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.bench.pacing import Pacer, Refusal, scopes_of
+from benchwarmers.bench.panels.parse import estimate_tokens, request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
+from benchwarmers.bench.panels.run import not_called, used_tokens
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import root_of
 from benchwarmers.upstream.llm_client import LLM_KIND
@@ -35,6 +37,15 @@ CHOICE_PATHS = ("decisions", "systemone")
 # Open WebUI proxies any path under `/openai/` to its first OpenAI connection (`{url}/{path}`).
 OPENWEBUI_PASSTHROUGH = "{root}/openai/{path}"
 STATE_LIMIT = 6_000  # characters of the request a decision model reads: enough to tell the task
+DECISION_TOKENS = 100  # what a decision model may write (chat_body's max_tokens)
+
+
+class NoSlot(Exception):
+    """The decision model has no free slot under its rate limits: it was not asked."""
+
+    def __init__(self, refusal: Refusal) -> None:
+        super().__init__(refusal.why)
+        self.refusal = refusal
 
 
 @dataclass(frozen=True)
@@ -66,7 +77,7 @@ def chat_body(model_id: str, state: str, shapes: dict[str, str]) -> dict[str, An
         "model": model_id,
         "stream": False,
         "temperature": 0,
-        "max_tokens": 100,
+        "max_tokens": DECISION_TOKENS,
         "messages": [
             {
                 "role": "system",
@@ -143,9 +154,15 @@ class ShapeDecider:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                shape, confidence, raw = await ask_decision_model(self.state.clients, snapshot, row, model, summary)
+                shape, confidence, raw = await ask_decision_model(
+                    self.state.clients, self.state.pacer, snapshot, row, model, summary
+                )
         except TimeoutError:
             outcome.error = f"timeout after {timeout:g}s"
+        except NoSlot as exc:
+            # A decision is worth no wait: the general shape, at once.
+            not_called(outcome, "paced", exc.refusal.frees_at, f"paced: {exc.refusal.why}")
+            return Decision("general", f"default (decision model {model.alias} was paced)", outcome)
         except (UpstreamFailure, ValueError) as exc:
             outcome.error = str(exc)
         else:
@@ -173,21 +190,29 @@ def choice_url(kind: str, base_url: str, path: str) -> str:
 
 
 async def ask_decision_model(
-    clients: SeatClients, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
+    clients: SeatClients, pacer: Pacer, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
 ) -> tuple[str, float, str]:
     """One question to a decision model: (shape, confidence, raw answer). Raises UpstreamFailure
-    when the call fails and ValueError when the answer is not a shape with a confidence."""
+    when the call fails, ValueError when the answer is not a shape with a confidence, and NoSlot
+    when its rate limits have no slot for it now (it is not asked)."""
     view = snapshot.endpoints[model.endpoint]
     if view.key_refused:
         raise UpstreamFailure(FailureKind.auth, view.key_refused)
     if row["kind"] == "choice":
+        payload = choice_body(model.model_id, summary, snapshot.shapes)
+    else:
+        payload = chat_body(model.model_id, summary, snapshot.shapes)
+    body = orjson.dumps(payload)
+    slot = await pacer.take(scopes_of(snapshot, model.alias), estimate_tokens(len(body), 0) + DECISION_TOKENS)
+    if isinstance(slot, Refusal):
+        raise NoSlot(slot)
+    if row["kind"] == "choice":
         url = choice_url(view.kind, view.base_url, row["path"])
-        data = await clients.pool.request_json(
-            view.ref, "POST", url, json=choice_body(model.model_id, summary, snapshot.shapes)
-        )
+        data = await clients.pool.request_json(view.ref, "POST", url, json=payload)
         shape, confidence = parse_choice_answer(data, snapshot.shapes)
         return shape, confidence, orjson.dumps(data).decode()
-    body = orjson.dumps(chat_body(model.model_id, summary, snapshot.shapes))
     result = await clients.chat(view, body, float(snapshot.gateway["decision_timeout"]))
+    await pacer.settle(slot, used_tokens(result.usage))
+    await pacer.align(model.alias, result.headers)
     shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
     return shape, confidence, result.answer

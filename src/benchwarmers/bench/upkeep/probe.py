@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 from benchwarmers.bench.evidence.retirement import probe_delay, restore
-from benchwarmers.bench.panels.prepare import SeatOutcome, call_model, scrub_outcome
+from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
+from benchwarmers.bench.panels.run import call_model
 from benchwarmers.store import roster
 from benchwarmers.store.calls import ANSWERED
 from benchwarmers.store.changes import record_change
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import Snapshot
     from benchwarmers.bench.state import BenchState
 
+PROBE_TOKENS = 32
 PROBE_PROMPT = "Reply with the single word OK."
 ERROR_KEPT = 300  # characters of a failed probe's error written to the log
 
@@ -58,12 +60,14 @@ def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
 async def _ask(state: BenchState, snapshot: Snapshot, alias: str, seat_timeout: float) -> SeatOutcome:
     outcome = await call_model(
         state.clients,
+        state.pacer,
         snapshot,
         alias=alias,
         call=f"probe:{alias}",
         kind="probe",
         body=probe_body(snapshot.models[alias].model_id),
         seat_timeout=seat_timeout,
+        tokens=PROBE_TOKENS,  # a one-token question: paced like any call, never much of a budget
     )
     scrub_outcome(outcome, _secrets(state, snapshot))
     return outcome

@@ -125,17 +125,24 @@ function panelItem(panel, isNew) {
   );
 }
 
+const NOT_CALLED = ["paced", "cooling", "retired"];
+
 function seatLabel(call) {
   return call.slice(call.lastIndexOf(".") + 1);
 }
 
 function seatChip(panel, seat) {
   const verdict = seat.verdict;
-  const judgeable = seat.status === "ok" || seat.status === "empty"; // error: failed; retired: not asked
+  // Paced, cooling and retired seats were not called: nothing to judge, nothing failed.
+  const notCalled = NOT_CALLED.includes(seat.status);
+  const judgeable = seat.status === "ok" || seat.status === "empty";
   const classes = ["chip", `status-${seat.status}`];
   let mark = "?";
   let verdictText = "no verdict yet";
-  if (verdict) {
+  if (notCalled) {
+    mark = "–";
+    verdictText = "not called";
+  } else if (verdict) {
     classes.push(verdict.useful ? "is-useful" : "is-not-useful");
     mark = verdict.useful ? "✓" : "✗";
     verdictText = verdict.useful ? "useful" : "not useful";

@@ -1,0 +1,221 @@
+"""Running a panel's seats: each takes a slot under the limits it is paced by (bench/pacing.py),
+then is called. A seat whose model is cooling down after a 429, or gets no slot, is not called: it
+is recorded as `cooling` or `paced`, with the time its model frees up; a retired member or nominee
+is recorded as `retired`, not called either.
+
+Who waits for a slot: members and nominees, up to the seat timeout (the caller asked for them by
+name; a panel of one member would otherwise have no seat at all). Explorers never wait: each takes
+its slot at once or is listed as paced, and the next spare takes the seat. Nobody waits out a
+cooldown: the provider said stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from benchwarmers.bench.clients import SeatClients
+from benchwarmers.bench.evidence.retirement import retired_note
+from benchwarmers.bench.pacing import Pacer, Refusal, Slot, scopes_of
+from benchwarmers.bench.panels.ids import seat_call
+from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
+from benchwarmers.bench.panels.seating import Seat, SeatPlan
+from benchwarmers.bench.snapshot import Snapshot
+from benchwarmers.store.calls import RETIRED
+from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+
+CANCELLED = "cancelled: client disconnected"
+
+Pace = Slot | Refusal
+
+
+def frees_in(frees_at: float | None, now: float) -> str:
+    """`frees up in 4s (12:01:03 UTC)`: when a model that was not called may be called again."""
+    if frees_at is None:
+        return "no slot will fit it"
+    clock = time.strftime("%H:%M:%S UTC", time.gmtime(frees_at))
+    return f"frees up in {max(0.0, frees_at - now):.1f}s ({clock})"
+
+
+def not_called(outcome: SeatOutcome, status: str, frees_at: float | None, why: str) -> SeatOutcome:
+    """A seat whose model was not called: `paced` or `cooling`, and when it frees up."""
+    outcome.status, outcome.frees_at = status, frees_at
+    outcome.error = f"{why}; {frees_in(frees_at, time.time())}"
+    return outcome
+
+
+def used_tokens(usage: dict[str, Any] | None) -> int | None:
+    """Tokens a reply says it used, if it says."""
+    if not usage:
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int):
+        return total
+    parts = [usage.get("prompt_tokens"), usage.get("completion_tokens")]
+    return sum(p for p in parts if isinstance(p, int)) if any(isinstance(p, int) for p in parts) else None
+
+
+async def call_model(
+    clients: SeatClients,
+    pacer: Pacer,
+    snapshot: Snapshot,
+    *,
+    alias: str,
+    call: str,
+    kind: str,
+    body: bytes | Sequence[bytes],
+    seat_timeout: float,
+    tokens: int,
+    pace: Pace | None = None,
+    wait: bool = True,
+) -> SeatOutcome:
+    """One model call as a recorded outcome: failures become statuses, never exceptions.
+
+    `pace` is a slot (or refusal) already taken for it; without one the call takes its own, waiting
+    up to `seat_timeout` when `wait`. The wait counts towards the seat's timeout.
+    """
+    model = snapshot.models[alias]
+    endpoint = snapshot.endpoints[model.endpoint]
+    started = time.perf_counter()
+    outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
+    if endpoint.key_refused:
+        # Its key variable is not one the bench reads: the model is not asked without its key.
+        failure = UpstreamFailure(FailureKind.auth, endpoint.key_refused)
+        outcome.error, outcome.failure = str(failure), failure
+        return outcome
+    now = time.time()
+    if model.cooling(now):
+        return not_called(outcome, "cooling", model.cooldown_until, "cooling down after a rate limit (429)")
+    try:
+        if pace is None:
+            scopes = scopes_of(snapshot, alias)
+            pace = await (pacer.wait(scopes, tokens, now + seat_timeout) if wait else pacer.take(scopes, tokens))
+        if isinstance(pace, Refusal):
+            not_called(outcome, "paced", pace.frees_at, f"paced: {pace.why}")
+            outcome.seconds = round(time.perf_counter() - started, 3)
+            return outcome
+        result = await clients.chat(endpoint, body, max(0.0, seat_timeout - pace.waited))
+    except UpstreamFailure as failure:
+        outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
+        if failure.kind is FailureKind.timeout and isinstance(pace, Slot) and pace.waited > 0:
+            outcome.error = f"timeout after {seat_timeout:g}s ({pace.waited:.1f}s of it waiting for a slot)"
+    except asyncio.CancelledError:
+        outcome.error = CANCELLED
+        outcome.seconds = round(time.perf_counter() - started, 3)
+        raise _Cancelled(outcome) from None
+    else:
+        outcome.answer, outcome.usage, outcome.headers = result.answer, result.usage, result.headers
+        outcome.status = "ok" if result.answer.strip() else "empty"
+        await pacer.settle(pace, used_tokens(result.usage))
+    await pacer.align(alias, outcome.headers)
+    outcome.seconds = round(time.perf_counter() - started, 3)
+    return outcome
+
+
+async def fill_explorers(pacer: Pacer, snapshot: Snapshot, plan: SeatPlan, tokens: int) -> list[tuple[Seat, Pace]]:
+    """Each chosen explorer with a slot taken now, or refused (listed as paced); for each refused,
+    the next spare that gets a slot, of a family no seated explorer has. Numbered as listed."""
+    filled: list[tuple[Seat, Pace]] = []
+    families: set[str] = set()
+    for seat in (s for s in plan.seats if s.kind == "explorer"):
+        found = await pacer.take(scopes_of(snapshot, seat.alias), tokens)
+        filled.append((replace(seat, index=len(filled) + 1), found))
+        if isinstance(found, Slot):
+            families.add(seat.family)
+    empty = sum(isinstance(found, Refusal) for _, found in filled)
+    for spare in plan.spares:
+        if empty == 0:
+            break
+        if spare.family in families:
+            continue
+        found = await pacer.take(scopes_of(snapshot, spare.alias), tokens)
+        if isinstance(found, Slot):
+            filled.append((replace(spare, index=len(filled) + 1), found))
+            families.add(spare.family)
+            empty -= 1
+    return filled
+
+
+async def _retired(snapshot: Snapshot, panel: PreparedPanel, seat: Seat) -> SeatOutcome:
+    """A retired member or nominee keeps its seat, not asked: it kept failing (bench/evidence/retirement.py)."""
+    model = snapshot.models[seat.alias]
+    call = seat_call(panel.panel_id, seat.kind, seat.index)
+    return SeatOutcome(call, seat.kind, seat.alias, model.endpoint, RETIRED, 0.0, error=retired_note(model))
+
+
+class _Cancelled(Exception):
+    def __init__(self, outcome: SeatOutcome) -> None:
+        super().__init__(outcome.call)
+        self.outcome = outcome
+
+
+async def run_seats(
+    clients: SeatClients,
+    pacer: Pacer,
+    snapshot: Snapshot,
+    panel: PreparedPanel,
+    seat_timeout: float,
+    disconnected: asyncio.Event | None = None,
+) -> list[SeatOutcome]:
+    """Call every seat at once; when the client goes away, cancel those still running."""
+    explorers = await fill_explorers(pacer, snapshot, panel.plan, panel.tokens)
+    seats: list[tuple[Seat, Pace | None]] = [(s, None) for s in panel.plan.seats if s.kind != "explorer"]
+    seats += explorers
+    tasks = [
+        asyncio.ensure_future(
+            _retired(snapshot, panel, seat)
+            if seat.retired
+            else call_model(
+                clients,
+                pacer,
+                snapshot,
+                alias=seat.alias,
+                call=seat_call(panel.panel_id, seat.kind, seat.index),
+                kind=seat.kind,
+                body=panel.chat.parts_for(snapshot.models[seat.alias].model_id),
+                seat_timeout=seat_timeout,
+                tokens=panel.tokens,
+                pace=pace,
+            )
+        )
+        for seat, pace in seats
+    ]
+    waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
+    try:
+        pending = set(tasks)
+        while pending:
+            watch = pending | ({waiter} if waiter is not None else set())
+            await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
+            pending = {t for t in tasks if not t.done()}
+            if waiter is not None and waiter.done():
+                for task in pending:
+                    task.cancel()
+                await asyncio.gather(*pending, return_exceptions=True)
+                break
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+    outcomes = []
+    for (seat, _), task in zip(seats, tasks, strict=True):
+        exc = task.exception() if not task.cancelled() else None
+        if isinstance(exc, _Cancelled):
+            outcomes.append(exc.outcome)
+        elif task.cancelled() or exc is not None:
+            model = snapshot.models[seat.alias]
+            outcomes.append(
+                SeatOutcome(
+                    call=seat_call(panel.panel_id, seat.kind, seat.index),
+                    seat=seat.kind,
+                    alias=seat.alias,
+                    endpoint=model.endpoint,
+                    status="error",
+                    seconds=0.0,
+                    error=CANCELLED if task.cancelled() else f"internal error: {type(exc).__name__}",
+                )
+            )
+        else:
+            outcomes.append(task.result())
+    return outcomes
