@@ -10,12 +10,12 @@ nothing it does can stop the server.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.upkeep.background import BackgroundJob
 from benchwarmers.bench.upkeep.refresh import last_refresh, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 
@@ -29,7 +29,9 @@ MAX_NAP = 3600.0
 RETRY_AFTER_ERROR = 3600.0
 
 
-class CatalogScheduler:
+class CatalogScheduler(BackgroundJob):
+    task_name = "benchwarmers-catalog-refresh"
+
     def __init__(
         self,
         state: BenchState,
@@ -51,18 +53,6 @@ class CatalogScheduler:
         self.failures = 0
         self._started = clock()
         self._not_before: float | None = None
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> CatalogScheduler:
-        self._task = asyncio.create_task(self.run(), name="benchwarmers-catalog-refresh")
-        return self
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def due(self) -> float:
         """When the next refresh is due (epoch seconds)."""

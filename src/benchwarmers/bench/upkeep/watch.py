@@ -9,12 +9,12 @@ The clock and the sleep are injectable: tests drive it without waiting. Nothing 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.upkeep.background import BackgroundJob
 from benchwarmers.bench.upkeep.owed import check_owed
 from benchwarmers.bench.upkeep.probe import probe_due
 
@@ -27,7 +27,9 @@ TICK = 60.0  # a probe is late by a minute at most; a minute's sleep costs nothi
 OWED_EVERY = 600.0
 
 
-class Watch:
+class Watch(BackgroundJob):
+    task_name = "benchwarmers-watch"
+
     def __init__(
         self,
         state: BenchState,
@@ -45,18 +47,6 @@ class Watch:
         self.rounds = 0
         self.failures = 0
         self._owed_due = 0.0  # at once on start
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> Watch:
-        self._task = asyncio.create_task(self.run(), name="benchwarmers-watch")
-        return self
-
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
 
     async def run(self) -> None:
         while True:
