@@ -20,15 +20,15 @@ import random
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 
 import orjson
 
-_REASONS = {status.value: status.phrase for status in HTTPStatus}
+from tests.fakes.ratelimit import RateLimit
+from tests.fakes.wire import Response, default_error, encode, error_body, read_chunked, send
+
 _WORDS = re.compile(r"\S+\s*")
 
 
@@ -42,46 +42,6 @@ class RecordedRequest:
     body: bytes
     at: float = field(default_factory=time.monotonic)  # when it arrived
     limited: bool = False  # answered 429 because a rate limit (`FakeUpstream.limit`) was used up
-
-
-@dataclass
-class RateLimit:
-    """A provider's moving window: at most `requests` calls and `tokens` tokens in any `period`
-    seconds, counted when a call arrives (tokens: the prompt's characters ÷ 4 plus its
-    max_tokens, as OpenAI counts them). A call beyond either gets a 429 with Retry-After."""
-
-    requests: int | None
-    tokens: int | None
-    period: float
-    announce: bool  # send OpenAI-style x-ratelimit-{limit,remaining}-{requests,tokens} headers
-    accepted: deque[tuple[float, int]] = field(default_factory=deque)  # (arrival, tokens)
-    refused: int = 0
-
-    def used(self, now: float) -> tuple[int, int]:
-        while self.accepted and self.accepted[0][0] <= now - self.period:
-            self.accepted.popleft()
-        return len(self.accepted), sum(tokens for _, tokens in self.accepted)
-
-    def admits(self, now: float, tokens: int) -> bool:
-        count, used = self.used(now)
-        return (self.requests is None or count + 1 <= self.requests) and (
-            self.tokens is None or used + tokens <= self.tokens
-        )
-
-    def retry_after(self, now: float) -> int:
-        oldest = self.accepted[0][0] if self.accepted else now
-        return max(1, math.ceil(oldest + self.period - now))
-
-    def headers(self, now: float) -> dict[str, str]:
-        count, used = self.used(now)
-        found: dict[str, str] = {}
-        if self.requests is not None:
-            found |= {"x-ratelimit-limit-requests": str(self.requests)}
-            found |= {"x-ratelimit-remaining-requests": str(max(0, self.requests - count))}
-        if self.tokens is not None:
-            found |= {"x-ratelimit-limit-tokens": str(self.tokens)}
-            found |= {"x-ratelimit-remaining-tokens": str(max(0, self.tokens - used))}
-        return found
 
 
 @dataclass
@@ -118,60 +78,6 @@ class _Listing:
     payload: Any
     status: int
     keyed: bool
-
-
-@dataclass
-class _Response:
-    status: int
-    body: bytes
-    content_type: str = "application/json"
-
-
-def _error_body(message: str, kind: str, code: str | None, param: str | None = None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": kind, "param": param, "code": code}}
-
-
-def _default_error(status: int, model: str, key: str) -> dict[str, Any]:
-    if status == 400:
-        return _error_body("Invalid request.", "invalid_request_error", None)
-    if status == 401:
-        # OpenAI echoes the key it was given; the client must scrub it.
-        return _error_body(
-            f"Incorrect API key provided: {key}. You can find your API key at "
-            "https://platform.openai.com/account/api-keys.",
-            "invalid_request_error",
-            "invalid_api_key",
-        )
-    if status == 403:
-        return _error_body("Country, region, or territory not supported", "request_forbidden", "unsupported_country")
-    if status == 404:
-        return _error_body(
-            f"The model `{model}` does not exist or you do not have access to it.",
-            "invalid_request_error",
-            "model_not_found",
-        )
-    if status == 429:
-        return _error_body(
-            f"Rate limit reached for {model} on requests per min (RPM): Limit 20, Used 20, Requested 1.",
-            "requests",
-            "rate_limit_exceeded",
-        )
-    if status == 500:
-        return _error_body(
-            "The server had an error while processing your request. Sorry about that!", "server_error", None
-        )
-    if status == 503:
-        return _error_body("The server is overloaded or not ready yet.", "server_error", "overloaded")
-    kind = "server_error" if status >= 500 else "invalid_request_error"
-    return _error_body(_REASONS.get(status, f"HTTP {status}"), kind, None)
-
-
-def _encode(payload: Any) -> tuple[bytes, str]:
-    if isinstance(payload, bytes | str):
-        raw = payload.encode() if isinstance(payload, str) else payload
-        looks_json = raw.lstrip()[:1] in (b"{", b"[")
-        return raw, "application/json" if looks_json else "text/plain; charset=utf-8"
-    return orjson.dumps(payload), "application/json"
 
 
 def _text_chars(request: Any) -> int:
@@ -368,7 +274,7 @@ class FakeUpstream:
                     name, _, value = line.partition(":")
                     headers[name.strip().lower()] = value.strip()
                 if headers.get("transfer-encoding", "").lower() == "chunked":
-                    body = await _read_chunked(reader)
+                    body = await read_chunked(reader)
                 else:
                     length = int(headers.get("content-length") or 0)
                     body = await reader.readexactly(length) if length else b""
@@ -400,9 +306,9 @@ class FakeUpstream:
             path = self._passthrough[prefix] + path.removeprefix(prefix)
         token = headers.get("authorization", "").removeprefix("Bearer ").strip()
         if self.require_key is not None and token != self.require_key:
-            return await _send(writer, _Response(401, orjson.dumps(_default_error(401, "", token))))
+            return await send(writer, Response(401, orjson.dumps(default_error(401, "", token))))
         if path in self._listings:
-            return await _send(writer, self._serve_listing(self._listings[path], data))
+            return await send(writer, self._serve_listing(self._listings[path], data))
         if path.endswith("/chat/completions") and method == "POST":
             return await self._chat(data, token, writer, recorded)
         if path == "/v1/models":
@@ -410,19 +316,19 @@ class FakeUpstream:
                 {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
                 for model in self._scripts
             ]
-            return await _send(writer, _Response(200, orjson.dumps({"object": "list", "data": models})))
-        error = _error_body(f"Unknown path {path}", "invalid_request_error", "unknown_url")
-        return await _send(writer, _Response(404, orjson.dumps(error)))
+            return await send(writer, Response(200, orjson.dumps({"object": "list", "data": models})))
+        error = error_body(f"Unknown path {path}", "invalid_request_error", "unknown_url")
+        return await send(writer, Response(404, orjson.dumps(error)))
 
-    def _serve_listing(self, listing: _Listing, data: Any) -> _Response:
+    def _serve_listing(self, listing: _Listing, data: Any) -> Response:
         payload = listing.payload
         if listing.keyed:
             name = (data.get("model") or data.get("name")) if isinstance(data, dict) else None
             if not isinstance(payload, dict) or name not in payload:
-                return _Response(404, orjson.dumps({"error": f"model '{name}' not found"}))
+                return Response(404, orjson.dumps({"error": f"model '{name}' not found"}))
             payload = payload[name]
-        raw, content_type = _encode(payload)
-        return _Response(listing.status, raw, content_type)
+        raw, content_type = encode(payload)
+        return Response(listing.status, raw, content_type)
 
     def _behaviour(self, model: str) -> Behaviour | None:
         behaviour = self._scripts.get(model)
@@ -433,7 +339,7 @@ class FakeUpstream:
 
     def _admit(
         self, model: str, data: dict[str, Any], recorded: RecordedRequest
-    ) -> tuple[_Response | None, dict[str, str]]:
+    ) -> tuple[Response | None, dict[str, str]]:
         """Count the call under its rate limits: a 429 when one is used up, else the headers they announce."""
         limits = [limit for key, limit in self._limits.items() if key is None or key == model]
         if not limits:
@@ -446,7 +352,7 @@ class FakeUpstream:
             for limit in full:
                 limit.refused += 1
             headers = {"retry-after": str(max(limit.retry_after(now) for limit in full))}
-            return _Response(429, orjson.dumps(_default_error(429, model, ""))), headers
+            return Response(429, orjson.dumps(default_error(429, model, ""))), headers
         announced: dict[str, str] = {}
         for limit in limits:
             limit.accepted.append((now, tokens))
@@ -456,16 +362,16 @@ class FakeUpstream:
 
     async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest) -> bool:
         if not isinstance(data, dict):
-            error = _error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
-            return await _send(writer, _Response(400, orjson.dumps(error)))
+            error = error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
+            return await send(writer, Response(400, orjson.dumps(error)))
         model = str(data.get("model"))
         behaviour = self._behaviour(model)
         if behaviour is None:
-            return await _send(writer, _Response(404, orjson.dumps(_default_error(404, model, token))))
+            return await send(writer, Response(404, orjson.dumps(default_error(404, model, token))))
         refused, announced = self._admit(model, data, recorded)
         if refused is not None:
             recorded.limited = True
-            return await _send(writer, refused, announced)
+            return await send(writer, refused, announced)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -482,8 +388,8 @@ class FakeUpstream:
             failure = _failure(behaviour, model, token, data)
             if failure is None and data.get("stream"):
                 return await self._stream(behaviour, model, token, data, extra, writer)
-            response = failure or _Response(200, orjson.dumps(self._completion(behaviour, model, token, data)))
-            return await _send(writer, response, extra, drop=behaviour.drop)
+            response = failure or Response(200, orjson.dumps(self._completion(behaviour, model, token, data)))
+            return await send(writer, response, extra, drop=behaviour.drop)
         finally:
             self.in_flight -= 1
 
@@ -572,17 +478,17 @@ def _has_image(data: dict[str, Any]) -> bool:
     )
 
 
-def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> _Response | None:
+def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> Response | None:
     """The scripted error response, or None when the model answers normally."""
     if behaviour.blind and _has_image(data):
-        error = _error_body(f"{model} does not support image input.", "invalid_request_error", None, "messages")
-        return _Response(400, orjson.dumps(error))
+        error = error_body(f"{model} does not support image input.", "invalid_request_error", None, "messages")
+        return Response(400, orjson.dumps(error))
     if behaviour.body is not None:
-        raw, content_type = _encode(behaviour.body)
-        return _Response(behaviour.status, raw, behaviour.content_type or content_type)
+        raw, content_type = encode(behaviour.body)
+        return Response(behaviour.status, raw, behaviour.content_type or content_type)
     if behaviour.plain_error is not None:
         status = behaviour.status if behaviour.status != 200 else 502
-        return _Response(status, behaviour.plain_error.encode(), "text/plain; charset=utf-8")
+        return Response(status, behaviour.plain_error.encode(), "text/plain; charset=utf-8")
     if behaviour.gemini_error:
         status = behaviour.status if behaviour.status != 200 else 429
         error = {
@@ -590,12 +496,12 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
             "message": "Resource has been exhausted (e.g. check quota).",
             "status": "RESOURCE_EXHAUSTED",
         }
-        return _Response(status, orjson.dumps([{"error": error}]))
+        return Response(status, orjson.dumps([{"error": error}]))
     if behaviour.quote_input:
         messages = data.get("messages") or [{}]
         quoted = str(messages[-1].get("content", ""))[:500]
-        error = _error_body(f"Invalid prompt, could not process: {quoted}", "invalid_request_error", None)
-        return _Response(400, orjson.dumps(error))
+        error = error_body(f"Invalid prompt, could not process: {quoted}", "invalid_request_error", None)
+        return Response(400, orjson.dumps(error))
     if behaviour.context_limit is not None:
         limit = behaviour.context_limit
         used = max(limit + 1, _tokens(_text_chars(data)))
@@ -603,13 +509,13 @@ def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any])
             f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
             f"{used} tokens. Please reduce the length of the messages."
         )
-        error = _error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
-        return _Response(400, orjson.dumps(error))
+        error = error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
+        return Response(400, orjson.dumps(error))
     if behaviour.status != 200 and behaviour.echo:
-        error = _error_body(echoed(token, data), "invalid_request_error", None)
-        return _Response(behaviour.status, orjson.dumps(error))
+        error = error_body(echoed(token, data), "invalid_request_error", None)
+        return Response(behaviour.status, orjson.dumps(error))
     if behaviour.status != 200:
-        return _Response(behaviour.status, orjson.dumps(_default_error(behaviour.status, model, token)))
+        return Response(behaviour.status, orjson.dumps(default_error(behaviour.status, model, token)))
     return None
 
 
@@ -631,38 +537,6 @@ async def _hostile_chunks(behaviour: Behaviour, headers: dict[str, str], writer:
         await writer.drain()
         await asyncio.sleep(behaviour.trickle)
     return False
-
-
-async def _send(
-    writer: asyncio.StreamWriter,
-    response: _Response,
-    headers: dict[str, str] | None = None,
-    *,
-    drop: bool = False,
-) -> bool:
-    """Write one response; with `drop`, announce the full length, send half, and hang up."""
-    lines = [
-        f"HTTP/1.1 {response.status} {_REASONS.get(response.status, 'Unknown')}",
-        f"content-type: {response.content_type}",
-        f"content-length: {len(response.body)}",
-    ]
-    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-    body = response.body[: len(response.body) // 2] if drop else response.body
-    writer.write(head + body)
-    await writer.drain()
-    return not drop
-
-
-async def _read_chunked(reader: asyncio.StreamReader) -> bytes:
-    parts: list[bytes] = []
-    while True:
-        size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-        if size == 0:
-            await reader.readuntil(b"\r\n")
-            return b"".join(parts)
-        parts.append(await reader.readexactly(size))
-        await reader.readexactly(2)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,47 @@
+"""A provider's rate limit, as the fake provider enforces it."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+
+@dataclass
+class RateLimit:
+    """A provider's moving window: at most `requests` calls and `tokens` tokens in any `period`
+    seconds, counted when a call arrives (tokens: the prompt's characters ÷ 4 plus its
+    max_tokens, as OpenAI counts them). A call beyond either gets a 429 with Retry-After."""
+
+    requests: int | None
+    tokens: int | None
+    period: float
+    announce: bool  # send OpenAI-style x-ratelimit-{limit,remaining}-{requests,tokens} headers
+    accepted: deque[tuple[float, int]] = field(default_factory=deque)  # (arrival, tokens)
+    refused: int = 0
+
+    def used(self, now: float) -> tuple[int, int]:
+        while self.accepted and self.accepted[0][0] <= now - self.period:
+            self.accepted.popleft()
+        return len(self.accepted), sum(tokens for _, tokens in self.accepted)
+
+    def admits(self, now: float, tokens: int) -> bool:
+        count, used = self.used(now)
+        return (self.requests is None or count + 1 <= self.requests) and (
+            self.tokens is None or used + tokens <= self.tokens
+        )
+
+    def retry_after(self, now: float) -> int:
+        oldest = self.accepted[0][0] if self.accepted else now
+        return max(1, math.ceil(oldest + self.period - now))
+
+    def headers(self, now: float) -> dict[str, str]:
+        count, used = self.used(now)
+        found: dict[str, str] = {}
+        if self.requests is not None:
+            found |= {"x-ratelimit-limit-requests": str(self.requests)}
+            found |= {"x-ratelimit-remaining-requests": str(max(0, self.requests - count))}
+        if self.tokens is not None:
+            found |= {"x-ratelimit-limit-tokens": str(self.tokens)}
+            found |= {"x-ratelimit-remaining-tokens": str(max(0, self.tokens - used))}
+        return found
