@@ -194,10 +194,9 @@ def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[
 
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
     """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
-    members = [a for a in draft.collection["members"] if a in snapshot.models]
-    asked = {*members, *draft.options.nominees}
-    seated = len([a for a in asked if not snapshot.models[a].retired])
-    return explorer_count(seated, *seat_limits(draft.collection, snapshot.gateway))
+    members = {a for a in draft.collection["members"] if a in snapshot.models}
+    called = len([a for a in members if not snapshot.models[a].retired])
+    return explorer_count(called, *seat_limits(draft.collection, snapshot.gateway))
 
 
 def seat_panel(
