@@ -71,6 +71,8 @@ class Behaviour:
     trickle_for: float = 60.0
     # Answers text, but refuses a request carrying an image with a 400, as text-only models do.
     blind: bool = False
+    # Answers what this function makes of the request body (the suite's scripted reviewers).
+    respond: Callable[[dict[str, Any]], str] | None = None
 
 
 @dataclass
@@ -398,6 +400,8 @@ class FakeUpstream:
             return ""
         if behaviour.echo:
             return echoed(token, data)
+        if behaviour.respond is not None:
+            return behaviour.respond(data)
         return behaviour.reply if behaviour.reply is not None else f"answer from {model}"
 
     def _usage(self, behaviour: Behaviour, data: dict[str, Any], answer: str) -> dict[str, Any]:

@@ -52,10 +52,12 @@ async def leaderboard(
     bench: Bench,
     shape: str = typer.Option(None, "--shape", help="one shape only"),
     days: float = typer.Option(None, "--days", help="only seats from the last DAYS days (default: all)"),
+    human_only: bool = typer.Option(False, "--human-only", help="count only verdicts people gave, not the suite's"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Rank models per shape: useful rate with its 95% interval, pairwise strength, maturity."""
-    boards = [b.public() for b in await evidence.leaderboard(bench.state, shape=shape, days=days)]
+    found = await evidence.leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
+    boards = [b.public() for b in found]
     if as_json:
         print_json(boards)
         return
@@ -71,7 +73,7 @@ async def leaderboard(
                 _span(m["interval"]) if m["verdicts"] else "–",
                 "–" if m["strength"] is None else f"{m['strength']:+.2f}",
                 _span(m["strength_interval"], signed=True),
-                m["verdicts"],
+                _verdicts(m),
                 m["maturity"],
             )
             for m in board["models"]
@@ -79,6 +81,12 @@ async def leaderboard(
         title = f"{board['shape']} · {board['judged_panels']} judged of {board['panels']} panels"
         table(title, ["rank", "model", "useful", "95% interval", "BT", "BT interval", "verdicts", "maturity"], rows)
         console.print(_best_line(board), markup=False)
+
+
+def _verdicts(model: dict[str, Any]) -> str:
+    """`12`, or `12 (suite 8)` when the suite gave some of them."""
+    suite = model.get("sources", {}).get("suite", 0)
+    return f"{model['verdicts']} (suite {suite})" if suite else str(model["verdicts"])
 
 
 @with_bench

@@ -20,7 +20,7 @@ import random
 import statistics
 import time
 import weakref
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -44,6 +44,7 @@ from benchwarmers.store import evidence as store
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
+HUMAN = "human"  # a verdict's source when a person gave it (the suite's is "suite")
 PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence/roles.py)
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
@@ -73,6 +74,7 @@ class Standing:
     strength: float | None = None  # Bradley–Terry log-strength; None without pairwise games
     strength_low: float | None = None
     strength_high: float | None = None
+    sources: tuple[tuple[str, int], ...] = ()  # verdicts by source (human, suite)
 
     @property
     def rate(self) -> float | None:
@@ -87,6 +89,7 @@ class Standing:
             "alias": self.alias,
             "seats": self.seats,
             "verdicts": self.verdicts,
+            "sources": dict(self.sources),
             "useful": self.useful,
             "rate": _round(self.rate, 4),
             "interval": [round(self.low, 4), round(self.high, 4)],
@@ -141,6 +144,9 @@ class Board:
         }
 
 
+UNJUDGED = {"useful": None, "real": None, "false_claims": None, "judge": None, "judged_at": None, "source": None}
+
+
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
@@ -173,6 +179,7 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         median_seconds=statistics.median(ok_seconds) if ok_seconds else None,
         last_seated=max(r["created_at"] for r in rows),
         last_judged=max((r["judged_at"] for r in judged), default=None),
+        sources=tuple(sorted(Counter(r.get("source") or HUMAN for r in judged).items())),
     )
 
 
@@ -265,12 +272,17 @@ async def primary_pins(state: BenchState) -> dict[str, str]:
         return {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
 
 
-async def leaderboard(state: BenchState, shape: str | None = None, days: float | None = None) -> list[Board]:
-    """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days."""
+async def leaderboard(
+    state: BenchState, shape: str | None = None, days: float | None = None, human_only: bool = False
+) -> list[Board]:
+    """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days;
+    with `human_only`, verdicts the suite gave count as none."""
     since = since_days(days)
     snapshot = await state.snapshot()
     async with state.read() as conn:
         rows = await store.seat_evidence(conn, since)
+    if human_only:
+        rows = [r if (r["source"] or HUMAN) == HUMAN else {**r, **UNJUDGED} for r in rows]
     pins = await primary_pins(state)
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:

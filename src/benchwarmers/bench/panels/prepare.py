@@ -135,9 +135,15 @@ class Draft:
         return self.content.images > 0
 
 
-def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
-    """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large)."""
-    collection, name = resolve_collection(snapshot, body.get("model"))
+def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None) -> Draft:
+    """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large).
+
+    `direct` is a collection made for this request (the suite asking models one by one): the body's
+    `model` is then not read."""
+    if direct is not None:
+        collection, name = direct, req.ModelName(collection=direct["name"], suffix=None)
+    else:
+        collection, name = resolve_collection(snapshot, body.get("model"))
     options = req.parse_options(body)
     content = req.read_content(req.check_messages(body))
     estimate = req.estimate_tokens(content.text_chars, content.images)
@@ -170,6 +176,29 @@ def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
                 code="unknown_model",
             )
     return Draft(collection=collection, name=name, options=options, content=content, estimate=estimate, body=body)
+
+
+DIRECT = "(direct)"  # the collection name of panels that ask models one by one; no collection has it
+
+
+def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
+    """A one-member collection with no explorers, to ask `alias` alone through a real panel."""
+    if alias not in snapshot.models:
+        found = close_matches(alias, snapshot.models)
+        hint = f" Close matches: {', '.join(found)}." if found else " `benchwarmers model list` shows the roster."
+        raise InvalidRequest(f"{alias!r} is not on the roster.{hint}", param="model", code="unknown_model")
+    return {
+        "name": DIRECT,
+        "description": "",
+        "tags": [],
+        "members": [alias],
+        "shape": None,
+        "reply": "all",
+        "merger": None,
+        "max_explorers": 0,
+        "max_calls": 1,
+        "created_at": 0.0,
+    }
 
 
 def fixed_shape(draft: Draft) -> tuple[str, str] | None:

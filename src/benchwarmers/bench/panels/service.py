@@ -20,6 +20,7 @@ from benchwarmers.bench.panels.prepare import (
     Draft,
     PreparedPanel,
     SeatOutcome,
+    direct_collection,
     fixed_shape,
     read_request,
     scrub_outcome,
@@ -88,10 +89,14 @@ class Panels:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def prepare(self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str) -> PreparedPanel:
-        """Everything that can refuse a request happens here, before any seat is called."""
+    async def prepare(
+        self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str, direct: str | None = None
+    ) -> PreparedPanel:
+        """Everything that can refuse a request happens here, before any seat is called.
+
+        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`)."""
         snapshot = await self.state.snapshot()
-        draft = read_request(snapshot, body)
+        draft = read_request(snapshot, body, direct_collection(direct, snapshot) if direct else None)
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(
                 f"this gateway key may not call bench/{draft.collection['name']}; it may call: "
