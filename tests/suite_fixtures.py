@@ -18,12 +18,7 @@ from tests.benchserver import listed
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream
 
-REVIEWERS = {
-    "finder": reviewers.finder,
-    "flag-all": reviewers.flag_all,
-    "flag-none": reviewers.flag_nothing,
-    "wrong-line": reviewers.wrong_line,
-}
+REVIEWERS = reviewers.REVIEWERS
 PAIRS = select(load_tasks(), ["rebench-*"])
 
 

@@ -8,6 +8,7 @@ import os
 import orjson
 
 from benchwarmers.suite.claims import definitions
+from tests.benchserver import listed
 from tests.suite_fixtures import PAIRS, REVIEWERS, cli, report_json, run
 
 
@@ -103,3 +104,25 @@ def test_the_model_option_asks_each_model_alone(reviewers_bench):
     models = {m["alias"]: m for m in report_json()["models"]}
     assert (models["fake/finder"]["correct"], models["fake/flag-none"]["neither"]) == (1, 1)
     assert os.environ["BENCHWARMERS_HOME"] == str(settings.home)
+
+
+def test_a_judge_decides_the_mechanism_and_its_agreement_is_reported(reviewers_bench):
+    settings, fake = reviewers_bench
+    fake.script("judge", reply="No.")  # the judge disagrees with the patterns on every claim
+    fake.listing("/v1/models", {"object": "list", "data": [listed(m, 128_000) for m in [*REVIEWERS, "judge"]]})
+    run(settings, lambda bench: bench.endpoints.refresh_endpoint("fake"))
+    code, out = cli(
+        "suite", "run", "--model", "fake/finder", "--judge", "fake/judge", "--tasks", "rebench-scrapy-6867-bug"
+    )
+    assert code == 0, out
+    judged = [r.json for r in fake.chat_requests if r.json["model"] == "judge"]
+    assert (
+        len(judged) == 1
+        and "Known defect: close() calls self.downloader.close()" in judged[0]["messages"][0]["content"]
+    )
+    report = report_json()
+    assert report["judge_agreement"] == 0.0
+    [seat] = report["tasks"][0]["seats"]
+    assert (seat["hit"], seat["located"], seat["useful"]) == (False, [seat["answer"].split("- ")[1].strip()], False)
+    panels = run(settings, lambda bench: bench.log.panels(limit=10))
+    assert [[s["alias"] for s in p["seats"]] for p in panels] == [["fake/finder"]]  # the judge sat no seat

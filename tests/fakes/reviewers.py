@@ -73,3 +73,6 @@ def wrong_line(tasks: Sequence[Task]) -> Respond:
         return f"* {task.key.path}:{far} — {_words(tasks, task)}"
 
     return respond
+
+
+REVIEWERS = {"finder": finder, "flag-all": flag_all, "flag-none": flag_nothing, "wrong-line": wrong_line}

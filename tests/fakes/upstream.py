@@ -549,12 +549,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before every answer")
     parser.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
-    args = parser.parse_args(argv)
-    run_forever(
-        FakeUpstream(
-            args.port, host=args.host, default_latency=args.latency, require_key=args.require_key, record=False
-        )
+    parser.add_argument(
+        "--reviewers",
+        action="store_true",
+        help="serve only the suite's four scripted reviewers (finder, flag-all, flag-none, wrong-line)",
     )
+    args = parser.parse_args(argv)
+    fake = FakeUpstream(
+        args.port,
+        host=args.host,
+        default_latency=None if args.reviewers else args.latency,
+        require_key=args.require_key,
+        record=False,
+    )
+    if args.reviewers:
+        from benchwarmers.suite.tasks import load_tasks
+        from tests.fakes import reviewers
+
+        tasks = load_tasks()
+        for name, make in reviewers.REVIEWERS.items():
+            fake.script(name, respond=make(tasks), latency=args.latency)
+    run_forever(fake)
 
 
 def run_forever(fake: FakeUpstream) -> None:

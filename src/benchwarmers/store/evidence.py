@@ -87,6 +87,7 @@ async def iter_judged(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
             verdicts.c.real,
             verdicts.c["false"].label("false_claims"),
             verdicts.c.created_at.label("judged_at"),
+            verdicts.c.source,
         )
         .join(verdicts, _CURRENT)
         .join(panels, panels.c.id == seats.c.panel_id)

@@ -366,6 +366,7 @@ def evidence_line(row: Mapping[str, Any]) -> dict[str, Any]:
         "status": row["status"],
         "answer": row["answer"],
         "verdict": "useful" if row["useful"] else "not useful",
+        "source": row.get("source") or HUMAN,
         "note": row["note"],
         "claims": {"real": row["real"] or [], "false": row["false_claims"] or []},
         "judged_at": row["judged_at"],
