@@ -203,6 +203,7 @@ async def list_panels(
                 "error": data[seats.c.error],
                 "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
+                "tool_calls": data[seats.c.tool_calls] or [],
                 "verdict": verdict,
             }
         )
@@ -340,7 +341,9 @@ async def _purge_batch(conn: AsyncConnection, cutoff: float, now: float) -> dict
             ),
             placeholders,
         )
-    emptied = await conn.execute(seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error=""))
+    emptied = await conn.execute(
+        seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error="", tool_calls=None)
+    )
     await conn.execute(
         panels.update()
         .where(panels.c.id.in_(ids))
