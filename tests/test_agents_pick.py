@@ -195,3 +195,17 @@ def test_models_retrieve_serves_every_listed_id_and_404s_the_rest(bench, sdk):
         sdk.models.retrieve("bench/nope")
     assert missing.value.body["code"] == "model_not_found"
     assert missing.value.body["param"] == "model"
+
+
+def test_a_remote_ref_in_the_schema_is_never_fetched(agents_bench, sdk):  # noqa: F811
+    fake, _ = agents_bench
+    fake.clear()
+    schema = {"type": "object", "properties": {"city": {"$ref": f"{fake.root_url}/city.json"}}}
+    fmt = {"type": "json_schema", "json_schema": {"name": "city", "schema": schema}}
+    reply = sdk.chat.completions.create(model="bench/json", messages=ASK, response_format=fmt)
+    assert [r.path for r in fake.requests] == ["/v1/chat/completions", "/v1/chat/completions"]
+    assert reply.model_extra["bench"]["note"] == (
+        "no seat's answer is valid for this request (fake/badjson: its answer is not JSON; fake/jsoner: its answer "
+        "could not be checked: the schema has a $ref that does not resolve within it (none is fetched)); "
+        "this is the first answer"
+    )

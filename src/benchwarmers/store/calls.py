@@ -287,7 +287,7 @@ async def purge_before(
     how many panels, seats and verdicts were emptied.
 
     Gone: the request (prompt, options, tools), the recorded reply, the request hash and
-    idempotency key, the panel's note; each seat's answer and error text; each verdict's note and
+    idempotency key, the panel's note; each seat's answer, tool calls and error text; each verdict's note and
     the text of its claims. Error text kept elsewhere goes too once as old: a model's last error
     (unless it failed again since the cutoff) and the last error quoted by a "failing" alert.
     Kept: panel ids, times, collection, shape, caller, skipped seats; each seat's alias,

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import SchemaError, best_match
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from benchwarmers.errors import InvalidRequest
 
@@ -121,7 +123,15 @@ def _text_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
     if kind == "json_object":
         return None if isinstance(value, dict) else "its answer is JSON but not an object"
     schema = json_schema_of(body) or {}
-    error = best_match(validators.validator_for(schema, default=Draft202012Validator)(schema).iter_errors(value))
+    validator = validators.validator_for(schema, default=Draft202012Validator)
+    try:
+        # An empty registry: a `$ref` resolves within the schema or not at all. jsonschema's default
+        # would fetch a remote one, and the bench sends nothing anywhere the user did not register.
+        error = best_match(validator(schema, registry=Registry()).iter_errors(value))
+    except Unresolvable:  # a $ref that does not resolve within the schema: the answer cannot be checked
+        return (
+            "its answer could not be checked: the schema has a $ref that does not resolve within it (none is fetched)"
+        )
     if error is None:
         return None
     where = "/".join(str(p) for p in error.absolute_path)
