@@ -28,7 +28,16 @@ WEATHER_TOOL = {
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
     },
 }
-MODELS = ("tooler", "jsoner", "badjson", "wrongtool", "talker", "r-tooler", "r-talker", "r-down")
+MODELS = ("tooler", "jsoner", "badjson", "wrongtool", "talker", "r-tooler", "r-talker", "r-down", "r-failed")
+# A Response that failed: a 200 whose status is `failed`, as OpenAI reports a model error.
+FAILED_RESPONSE = {
+    "id": "resp_failed",
+    "object": "response",
+    "status": "failed",
+    "model": "r-failed",
+    "output": [],
+    "error": {"code": "server_error", "message": "The model failed to generate a response."},
+}
 
 
 def script(fake: FakeUpstream) -> None:
@@ -41,6 +50,7 @@ def script(fake: FakeUpstream) -> None:
     fake.script("r-tooler", tool_call=CITY)
     fake.script("r-talker", reply="Bonjour from the Responses API.")
     fake.script("r-down", status=503)
+    fake.script("r-failed", body=FAILED_RESPONSE)
 
 
 def collections(server: BenchServer) -> None:
@@ -56,6 +66,7 @@ def collections(server: BenchServer) -> None:
     add("broken", ["fake/badjson"])
     add("relay", ["relay/r-talker", "relay/r-down"])
     add("relaytools", ["relay/r-tooler", "fake/talker"])
+    add("relayfail", ["relay/r-failed"])
 
 
 def start(tmp: Path) -> tuple[FakeUpstream, BenchServer]:

@@ -172,3 +172,88 @@ def test_tool_calls_over_the_responses_api_are_a_seats_answer(sdk):
     [call] = reply.choices[0].message.tool_calls
     assert (call.function.name, json.loads(call.function.arguments)) == ("get_weather", CITY)
     assert reply.model_extra["bench"]["picked"]["alias"] == "relay/r-tooler"
+
+
+def test_a_failed_response_is_a_failed_seat(sdk):
+    reply = sdk.chat.completions.create(model="bench/relayfail", messages=[{"role": "user", "content": "Hello?"}])
+    [seat] = reply.model_extra["bench"]["seats"]
+    assert (seat["status"], seat["error"]) == (
+        "error",
+        "upstream error (502): The model failed to generate a response.",
+    )
+
+
+def test_a_replay_of_a_responses_request_is_the_recorded_panel(both):
+    fake, bench = both
+    body = {"model": "bench/chatty:pick", "input": "Weather, once?"}
+    headers = {"Idempotency-Key": "responses-replay-1"}
+    first = httpx2.post(f"{bench.v1}/responses", json=body, headers=headers, timeout=30).json()
+    fake.clear()
+    again = httpx2.post(f"{bench.v1}/responses", json=body, headers=headers, timeout=30).json()
+    assert again == first
+    assert fake.chat_requests == []
+
+
+def test_the_fake_responses_endpoint_streams_like_openai(both):
+    """The fake is held to the real wire: the openai SDK reads its Responses stream and its errors."""
+    fake, _ = both
+    direct = OpenAI(base_url=fake.base_url, api_key="sk-test", max_retries=0)
+    with direct.responses.stream(model="r-talker", input="Hi") as stream:
+        final = stream.get_final_response()
+    assert final.output_text == "Bonjour from the Responses API."
+    with direct.responses.stream(model="r-tooler", input="Hi", tools=[FUNCTION]) as stream:
+        final = stream.get_final_response()
+    assert [(i.type, i.name, json.loads(i.arguments)) for i in final.output] == [("function_call", "get_weather", CITY)]
+    from openai import InternalServerError
+
+    with pytest.raises(InternalServerError) as failed:
+        direct.responses.create(model="r-down", input="Hi")
+    assert failed.value.status_code == 503
+
+
+def test_a_seats_chat_request_becomes_a_responses_request_images_and_tools_included():
+    import orjson
+
+    from benchwarmers.upstream.responses_client import responses_request
+
+    chat = {
+        "model": "gpt-5",
+        "stream": False,
+        "max_tokens": 300,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "What is it?"}, {"type": "image_url", "image_url": {"url": PNG}}],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_1", "type": "function", "function": {"name": "look", "arguments": '{"x":1}'}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "content": "a chair"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "look", "parameters": {"type": "object"}}}],
+        "tool_choice": {"type": "function", "function": {"name": "look"}},
+        "response_format": {"type": "json_schema", "json_schema": {"name": "city", "schema": CITY_SCHEMA}},
+    }
+    assert orjson.loads(responses_request(orjson.dumps(chat))) == {
+        "model": "gpt-5",
+        "stream": False,
+        "store": False,
+        "instructions": "Be brief.",
+        "input": [
+            {
+                "role": "user",
+                "content": [{"type": "input_text", "text": "What is it?"}, {"type": "input_image", "image_url": PNG}],
+            },
+            {"type": "function_call", "call_id": "call_1", "name": "look", "arguments": '{"x":1}'},
+            {"type": "function_call_output", "call_id": "call_1", "output": "a chair"},
+        ],
+        "max_output_tokens": 300,
+        "tools": [{"type": "function", "name": "look", "parameters": {"type": "object"}}],
+        "tool_choice": {"type": "function", "name": "look"},
+        "text": {"format": {"type": "json_schema", "name": "city", "schema": CITY_SCHEMA}},
+    }
