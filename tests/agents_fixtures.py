@@ -63,6 +63,8 @@ def collections(server: BenchServer) -> None:
     add("tools", ["fake/wrongtool", "fake/tooler"])
     add("agents", ["fake/badjson", "fake/tooler", "fake/jsoner"], reply="pick")
     add("chatty", ["fake/talker", "fake/jsoner"])
+    add("chosen", ["fake/talker", "fake/jsoner"], merger="fake/jsoner", shape="review")
+    add("evidenced", ["fake/talker", "fake/jsoner"], shape="design")
     add("broken", ["fake/badjson"])
     add("relay", ["relay/r-talker", "relay/r-down"])
     add("relaytools", ["relay/r-tooler", "fake/talker"])

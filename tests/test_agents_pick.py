@@ -209,3 +209,21 @@ def test_a_remote_ref_in_the_schema_is_never_fetched(agents_bench, sdk):  # noqa
         "could not be checked: the schema has a $ref that does not resolve within it (none is fetched)); "
         "this is the first answer"
     )
+
+
+def test_the_pick_follows_the_mergers_order_the_collections_choice_then_the_evidence(bench, sdk):
+    reply = sdk.chat.completions.create(model="bench/chosen:pick", messages=ASK)
+    assert reply.choices[0].message.content == CITY_JSON
+    assert reply.model_extra["bench"]["picked"]["why"] == "the collection's merger"
+    # Without a choice, the member with the most useful verdicts on the shape comes first.
+    panel = sdk.chat.completions.create(model="bench/evidenced:pick", messages=ASK).model_extra["bench"]
+    assert panel["picked"]["alias"] == "fake/talker"
+    judged = {"call": panel["seats"][1]["call"], "useful": True}
+    assert httpx2.post(f"{bench.url}/bench/verdict", json=judged).status_code == 200
+    again = sdk.chat.completions.create(model="bench/evidenced:pick", messages=ASK).model_extra["bench"]
+    assert again["picked"] == {
+        "call": f"{again['panel']}.member2",
+        "alias": "fake/jsoner",
+        "seat": "member",
+        "why": "the member with the most useful verdicts on design",
+    }
