@@ -179,6 +179,7 @@ seats = Table(
     Column("caller", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Column("frees_at", Float),  # paced or cooling (not called): when the model may be called again
+    Column("tool_calls", JSON),  # the function calls it answered with ({id, type, function}), if any
     Index("ix_seats_panel", "panel_id"),
     # The dashboard's counts read these instead of the rows (migration 0002).
     Index("ix_seats_status_seat_call", "status", "seat", "call"),
