@@ -25,6 +25,7 @@ QUERIES = {
     ("get", "/api/keys"): {"revoked"},
     ("get", "/api/leaderboard"): {"shape", "days", "human_only"},
     ("get", "/api/reports"): {"days"},
+    ("get", "/api/suite/tasks/{task_id}"): {"run"},
     ("get", "/leaderboard"): {"days"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},
     ("get", "/login"): {"next"},

@@ -127,13 +127,31 @@ def _key(task: Task | None) -> dict[str, Any] | None:
     return None
 
 
+def planned_units(plan: Mapping[str, Any]) -> int:
+    """Units a run's plan holds: each task attempt once, or once per model asked alone."""
+    return len(plan["tasks"]) * int(plan["repeat"]) * max(1, len(plan["models"]))
+
+
+def task_view(task: Task) -> dict[str, Any]:
+    """A task as the drill-down shows it: its files (each from its real first line), its key."""
+    return {
+        "task": task.id,
+        "kind": task.kind,
+        "title": task.title,
+        "shape": task.shape,
+        "key": _key(task),
+        "source": {k: v for k, v in vars(task.source).items() if v},
+        "files": [{"path": f.path, "start": f.start, "end": f.end, "text": f.text} for f in task.files],
+    }
+
+
 def report(
     run: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]],
     tasks: Mapping[str, Task],
     answers: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    planned = len(run["plan"]["tasks"]) * int(run["plan"]["repeat"]) * max(1, len(run["plan"]["models"]))
+    planned = planned_units(run["plan"])
     units = {(r["task"], r["attempt"], r.get("unit_alias")) for r in results}
     judged = sum((r["graded"] or {}).get("judged", 0) for r in results)
     agreed = sum((r["graded"] or {}).get("agreed", 0) for r in results)

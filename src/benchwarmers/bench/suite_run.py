@@ -30,6 +30,7 @@ from benchwarmers.bench.panels.run import call_model, used_tokens
 from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.suite_report import planned_units, task_view
 from benchwarmers.bench.suite_report import report as build_report
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import calls
@@ -191,8 +192,29 @@ class SuiteRuns:
         return run
 
     async def list(self) -> list[dict[str, Any]]:
+        """Runs, newest first: each with its results count and its units done of those planned."""
         async with self.state.read() as conn:
-            return await store.list_runs(conn)
+            runs = await store.list_runs(conn)
+        return [
+            {
+                "id": r["id"],
+                "target": r["target"],
+                "created_at": r["created_at"],
+                "finished_at": r["finished_at"],
+                "plan": r["plan"],
+                "units": {"planned": planned_units(r["plan"]), "done": r["units_done"]},
+                "results": r["results"],
+            }
+            for r in runs
+        ]
+
+    async def task(self, task_id: str, run_id: str | None = None) -> dict[str, Any]:
+        """A task's files and key: a shipped task, or one from the task folders `run_id` was started with."""
+        tasks = run_tasks(await self.get(run_id)) if run_id else {t.id: t for t in load_tasks()}
+        if task_id not in tasks:
+            where = f"run {run_id}'s tasks" if run_id else "the shipped tasks"
+            raise NotFound(f"no task {task_id!r} in {where}; `benchwarmers suite list` shows them")
+        return task_view(tasks[task_id])
 
     async def report(self, run_id: str | None = None) -> dict[str, Any]:
         """A run's report (the latest run's without an id), answers included for the drill-down."""

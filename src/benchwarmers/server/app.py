@@ -21,6 +21,7 @@ from benchwarmers.server import (
     api_evidence,
     api_keys,
     api_panels,
+    api_suite,
     bench_routes,
     errors,
     login,
@@ -88,5 +89,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(login.router)
     app.include_router(api_admin.router)
     app.include_router(api_panels.router)
+    app.include_router(api_suite.router)
     pages.install(app)  # the dashboard's pages and /static
     return app

@@ -31,11 +31,22 @@ async def latest_run(conn: AsyncConnection) -> dict[str, Any] | None:
 
 
 async def list_runs(conn: AsyncConnection, limit: int = 50) -> list[dict[str, Any]]:
-    """Runs, newest first, with how many results each has."""
+    """Runs, newest first, with how many results each has and how many units those came from."""
     counted = select(suite_results.c.run_id, func.count().label("results")).group_by(suite_results.c.run_id).subquery()
+    unit = (
+        select(suite_results.c.run_id, suite_results.c.task, suite_results.c.attempt, suite_results.c.unit_alias)
+        .distinct()
+        .subquery()
+    )
+    units = select(unit.c.run_id, func.count().label("units")).group_by(unit.c.run_id).subquery()
     query = (
-        select(suite_runs, func.coalesce(counted.c.results, 0).label("results"))
+        select(
+            suite_runs,
+            func.coalesce(counted.c.results, 0).label("results"),
+            func.coalesce(units.c.units, 0).label("units_done"),
+        )
         .outerjoin(counted, counted.c.run_id == suite_runs.c.id)
+        .outerjoin(units, units.c.run_id == suite_runs.c.id)
         .order_by(suite_runs.c.created_at.desc(), suite_runs.c.id.desc())
         .limit(limit)
     )
