@@ -27,6 +27,7 @@ QUERIES = {
     ("get", "/api/reports"): {"days"},
     ("get", "/api/suite/tasks/{task_id}"): {"run"},
     ("get", "/leaderboard"): {"days"},
+    ("get", "/suite"): {"run", "task"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},
     ("get", "/login"): {"next"},
 }

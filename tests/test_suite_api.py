@@ -168,6 +168,8 @@ def test_the_runs_a_report_and_a_tasks_code_with_its_key(scrapy_run):
 
 def test_unknown_ids_are_404_and_the_routes_need_the_admin_token(scrapy_run):
     server, run_id = scrapy_run
+    login = httpx2.post(f"{server.url}/login", data={"token": TOKEN, "next": "/suite"})
+    session = {"bw_session": login.cookies["bw_session"]}  # the pages take the session, not a bearer
     for path, message in (
         ("/api/suite/runs/r-nope", "no suite run 'r-nope'"),
         ("/api/suite/tasks/claim-nope", "no task 'claim-nope' in the shipped tasks; `benchwarmers suite list` "
@@ -175,8 +177,10 @@ def test_unknown_ids_are_404_and_the_routes_need_the_admin_token(scrapy_run):
         (f"/api/suite/tasks/claim-nope?run={run_id}", f"no task 'claim-nope' in run {run_id}'s tasks; "
          "`benchwarmers suite list` shows them"),
         (f"/api/suite/tasks/{BUG}?run=r-nope", "no suite run 'r-nope'"),
+        (f"/suite?run={run_id}&task=claim-nope", f"run {run_id} has no results for task 'claim-nope'; pick one of "
+         "its tasks"),
     ):  # fmt: skip
-        missing = get(server, path)
+        missing = httpx2.get(f"{server.url}{path}", headers=BEARER, cookies=session)
         assert (missing.status_code, missing.json()) == (404, not_found(message)), path
     for path in ("/api/suite/runs", f"/api/suite/runs/{run_id}", "/api/suite/runs/latest", f"/api/suite/tasks/{BUG}"):
         refused = httpx2.get(f"{server.url}{path}")
@@ -190,5 +194,8 @@ def test_a_bench_without_runs_says_how_to_start_one(tmp_path: Path):
         assert httpx2.get(f"{server.url}/api/suite/runs").json() == {"object": "list", "data": []}
         latest = httpx2.get(f"{server.url}/api/suite/runs/latest")
         assert (latest.status_code, latest.json()) == (404, not_found("no suite run yet: `benchwarmers suite run`"))
+        page = httpx2.get(f"{server.url}/suite")
+        assert page.status_code == 200
+        assert "No suite run yet." in page.text and 'aria-current="page">Suite</a>' in page.text
     finally:
         server.stop()

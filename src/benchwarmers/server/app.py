@@ -28,6 +28,7 @@ from benchwarmers.server import (
     openapi,
     pages,
     responses_api,
+    suite_page,
     v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
@@ -90,5 +91,6 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_admin.router)
     app.include_router(api_panels.router)
     app.include_router(api_suite.router)
+    app.include_router(suite_page.router)
     pages.install(app)  # the dashboard's pages and /static
     return app

@@ -53,8 +53,8 @@ PAGE_HEADERS = {
 DISCOVER_PAGE = 50
 CHANGES_SHOWN = 100
 LEADERBOARD_DAYS = (7, 30, 90)
-NAV = (("/", "Collections"), ("/models", "Models"), ("/leaderboard", "Leaderboard"), ("/discover", "Discover"),
-       ("/settings", "Settings"))  # fmt: skip
+NAV = (("/", "Collections"), ("/models", "Models"), ("/leaderboard", "Leaderboard"), ("/suite", "Suite"),
+       ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
 
 
 class Assets(StaticFiles):
