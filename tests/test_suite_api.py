@@ -160,7 +160,7 @@ def test_the_runs_a_report_and_a_tasks_code_with_its_key(scrapy_run):
             },
             "files": [{"path": "scrapy/core/engine.py", "start": 141, "end": end, "text": shown.text}],
         }
-        for query in ("", f"?run={run_id}", "?run=latest"):  # the shipped tasks, or the run's
+        for query in ("", "?run=", f"?run={run_id}", "?run=latest"):  # the shipped tasks, or the run's
             found = get(server, f"/api/suite/tasks/{task_id}{query}")
             assert (found.status_code, found.json()) == (200, expected)
     assert shown.text.splitlines()[177 - 141].strip() == 'if hasattr(self, "downloader"):'  # the fix, at 177
@@ -194,8 +194,11 @@ def test_a_bench_without_runs_says_how_to_start_one(tmp_path: Path):
         assert httpx2.get(f"{server.url}/api/suite/runs").json() == {"object": "list", "data": []}
         latest = httpx2.get(f"{server.url}/api/suite/runs/latest")
         assert (latest.status_code, latest.json()) == (404, not_found("no suite run yet: `benchwarmers suite run`"))
-        page = httpx2.get(f"{server.url}/suite")
-        assert page.status_code == 200
-        assert "No suite run yet." in page.text and 'aria-current="page">Suite</a>' in page.text
+        for path in ("/suite", "/suite?run=&task="):  # left empty, as a form sends them: as if left out
+            page = httpx2.get(f"{server.url}{path}")
+            assert page.status_code == 200
+            assert "No suite run yet." in page.text and 'aria-current="page">Suite</a>' in page.text
+        too_long = httpx2.get(f"{server.url}/api/suite/tasks/x?run={'r' * 41}")
+        assert (too_long.status_code, too_long.json()["error"]["param"]) == (400, "run")
     finally:
         server.stop()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import Path, Query
+from pydantic import Field
 from starlette.responses import Response
 
 from benchwarmers.server.deps import BenchDep, admin_router
@@ -21,12 +22,11 @@ router = admin_router()
 LATEST = "latest"
 RunId = Annotated[str, Path(description="A run's id (`r…`), or `latest` for the newest run.", max_length=40)]
 RunFolders = Annotated[
-    str | None,
+    Annotated[str, Field(max_length=40)] | None,  # bounds on the string: a blank value is None
     Blank,
     Query(
         description="Look among this run's tasks (its --tasks-dir folders too), `latest` for the newest run; "
-        "the shipped tasks when left out.",
-        max_length=40,
+        "the shipped tasks when left out."
     ),
 ]
 

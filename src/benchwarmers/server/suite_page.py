@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Query, Request
+from pydantic import Field
 from starlette.responses import Response
 
 from benchwarmers.dashboard import suite_views
@@ -21,8 +22,13 @@ from benchwarmers.server.schemas import error_responses
 
 router = pages_router()
 
-RunShown = Annotated[str | None, Blank, Query(description="The run shown; the newest when left out.", max_length=40)]
-TaskOpened = Annotated[str | None, Blank, Query(description="Open this task's seats beside its code.", max_length=80)]
+# The bounds sit on the string, not the Query: an empty value (Blank) is None, which has no length.
+RunShown = Annotated[
+    Annotated[str, Field(max_length=40)] | None, Blank, Query(description="The run shown; the newest when left out.")
+]
+TaskOpened = Annotated[
+    Annotated[str, Field(max_length=80)] | None, Blank, Query(description="Open this task's seats beside its code.")
+]
 
 
 @router.get("/suite", responses=error_responses(404))
