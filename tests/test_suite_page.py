@@ -1,6 +1,7 @@
 """The Suite page in a real browser (Debian's chromium, the dashboard tests' fixtures): the runs, the
 per-model table with the scripted reviewers' exact figures, and a task opened: its code with the key's
-line marked beside the four seats' answers, on a desktop and on a 390 px wide phone, in each theme."""
+line marked beside the four seats' answers, on a desktop and on a 390 px wide phone, in each theme; and
+a model's markup in an answer shown as text."""
 
 from __future__ import annotations
 
@@ -34,21 +35,26 @@ PHONE = {"width": 390, "height": 844}
 
 
 @pytest.fixture
-def scrapy_run(home: Path) -> Iterator[tuple[BenchServer, dict[str, Any]]]:
-    """The scrapy pair through `bench/reviewers` (the scripted reviewers), and a bench serving its home.
+def scrapy_run(home: Path) -> Iterator[tuple[BenchServer, dict[str, Any], str]]:
+    """The scrapy pair through `bench/reviewers` (the scripted reviewers); then, a newer run, the bug task
+    asked of `fake/flag-none` alone, answering with markup; and a bench serving that home.
 
     Set-up runs in a thread of its own: Playwright's sync API holds this thread's event loop."""
     with ThreadPoolExecutor(1) as apart:
         made = reviewers_on_fake(home)
-        settings, _fake = apart.submit(next, made).result()
+        settings, fake = apart.submit(next, made).result()
         code, out = apart.submit(
             cli, "suite", "run", "--collection", "bench/reviewers", "--tasks", "rebench-scrapy-*"
         ).result()
         assert code == 0, out
         report = apart.submit(report_json).result()
+        fake.script("flag-none", reply=dashboard.HOSTILE)
+        code, out = apart.submit(cli, "suite", "run", "--model", "fake/flag-none", "--tasks", BUG).result()
+        assert code == 0, out
+        hostile = apart.submit(report_json).result()["run"]
         server = BenchServer(settings.home).start()
         try:
-            yield server, report
+            yield server, report, hostile
         finally:
             server.stop()
             apart.submit(made.close).result()
@@ -62,11 +68,17 @@ def fits(tab) -> bool:
 def test_the_suite_page_shows_the_table_and_a_tasks_answers_beside_its_code(scrapy_run, page):
     from playwright.sync_api import expect
 
-    server, report = scrapy_run
+    server, report, hostile = scrapy_run
     page.goto(server.url)
     page.click('nav a[href="/suite"]')
     expect(page.locator('nav a[aria-current="page"]')).to_have_text("Suite")
+    runs = page.locator("#suite-runs tbody tr")
+    expect(runs).to_have_count(2)
+    expect(runs.first).to_have_attribute("data-run", hostile)  # newest first, and shown
+    expect(page.locator("#report-title")).to_have_text(f"Run {hostile}")
+    page.click(f'#suite-runs a:text-is("{report["run"]}")')
     run = page.locator(f'#suite-runs tr[data-run="{report["run"]}"]')
+    expect(run).to_have_attribute("aria-current", "true")
     expect(run).to_contain_text("bench/reviewers")
     expect(run.locator("td.num")).to_have_text("2 of 2")
     expect(run).to_contain_text("finished")
@@ -115,6 +127,14 @@ def test_the_suite_page_shows_the_table_and_a_tasks_answers_beside_its_code(scra
         expect(answers).to_have_count(4)
         dashboard.shot(page, f"suite-task-{theme}")
 
+    # A model's markup is shown as text: nothing in it runs, no link to javascript: is made.
+    page.goto(f"{server.url}/suite?run={hostile}&task={BUG}")
+    expect(answers).to_have_count(1)
+    expect(answers.first.locator(".answer")).to_contain_text("<script>window.__pwned = 1; alert(1)</script>")
+    assert answers.first.locator(".answer script, .answer img, .answer a").count() == 0
+    assert page.evaluate("window.__pwned") is None
+
+    page.goto(f"{server.url}/suite?run={report['run']}&task={BUG}")
     page.set_viewport_size(PHONE)
     page.reload()
     expect(answers).to_have_count(4)
@@ -126,7 +146,7 @@ def test_the_suite_page_shows_the_table_and_a_tasks_answers_beside_its_code(scra
     )
     assert first["y"] > code_box["y"] and second["y"] > first["y"] + first["height"] - 1  # stacked
     dashboard.shot(page, "suite-task-phone")
-    page.goto(f"{server.url}/suite")
+    page.goto(f"{server.url}/suite?run={report['run']}")
     expect(rows).to_have_count(4)
     assert fits(page)
     dashboard.shot(page, "suite-phone")
