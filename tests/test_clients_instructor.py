@@ -29,7 +29,7 @@ def python() -> Path:
 
 
 def test_instructor_tools_and_json_modes(agents_bench):  # noqa: F811
-    fake, server = agents_bench
+    _fake, server = agents_bench
     done = subprocess.run(
         [str(python()), str(SCRIPT), server.v1], capture_output=True, text=True, timeout=120, check=True
     )
