@@ -120,6 +120,7 @@ def _tails(tails: list[Result]) -> list[list[str]]:
         if p99 is None or cpu is None:
             continue
         where = f"c={r.concurrency}, {'stream' if r.stream else 'json'}, {r.scenario.rsplit(',', 1)[-1].strip()}"
+        where += f", {r.target.removeprefix('benchwarmers ').strip('()')}"
         met = "yes" if p99 <= 10 and cpu <= 50 else "no"
         reached = f"{p99:.1f} ms at {cpu:.0f}%"
         rows.append([f"overhead p99 at moderate load ({where})", "≤ 10 ms at ≤ 50% CPU", reached, met])

@@ -6,13 +6,14 @@ The real app (`create_app(Settings())`, the same uvicorn configuration and socke
 - a loop-lag sampler: a task that sleeps `--lag-interval` (1 ms) and records how late it woke;
   a callback that holds the loop shows up as lag;
 - GC pauses, timed with `gc.callbacks` (generation, objects collected);
-- the recorder's group commits (`Recorder._commit`: start, duration, batch size) and each panel's
-  write wait (`Recorder.write`: from enqueue to committed), by wrapping those two methods of the
-  class at start-up (skipped, and said so, if the class no longer has them).
+- the recorder's group commits (`Recorder._commit`: start, duration, batch size), each panel's
+  write wait (`Recorder.write`: from enqueue to committed) and each panel id's reservation
+  (`Recorder.reserve`, before the seats are called), by wrapping those methods of the class at
+  start-up (each skipped, and the dump's `hooks` says so, if the class no longer has it).
 
 Every `--dump-every` seconds one JSON line goes to `--out`: every lag of that interval (and its
-percentiles), each lag of at least `--lag-floor` with its time, every GC pause, commit and write, and the
-process's CPU seconds. Times are `time.monotonic()` (CLOCK_MONOTONIC, the same clock as the
+percentiles), each lag of at least `--lag-floor` with its time, every GC pause, commit, write and
+reservation, and the process's CPU seconds. Times are `time.monotonic()` (CLOCK_MONOTONIC, the same clock as the
 driver's), so perf/tails.py lines them up with each request.
 
     BENCHWARMERS_HOME=... python perf/instrumented_serve.py --bind 127.0.0.1:8123 --out probes.jsonl
@@ -41,6 +42,7 @@ class Probe:
         self.gc: list[tuple[float, float, int, int]] = []  # (start, seconds, generation, collected)
         self.commits: list[tuple[float, float, int, int]] = []  # (start, seconds, batch, finished panels)
         self.writes: list[tuple[float, float]] = []  # (start, seconds): one panel's write, enqueue → committed
+        self.reserves: list[tuple[float, float]] = []  # (start, seconds): one panel id's reservation, → committed
         self.hooks: list[str] = []
         self._gc_started = 0.0
 
@@ -78,9 +80,10 @@ class Probe:
             "gc": [[t, round(s * 1000, 3), gen, collected] for t, s, gen, collected in self.gc],
             "commits": [[t, round(s * 1000, 3), batch, panels] for t, s, batch, panels in self.commits],
             "writes": [[t, round(s * 1000, 3)] for t, s in self.writes],
+            "reserves": [[t, round(s * 1000, 3)] for t, s in self.reserves],
             "hooks": self.hooks,
         }
-        self.lags, self.late, self.gc, self.commits, self.writes = [], [], [], [], []
+        self.lags, self.late, self.gc, self.commits, self.writes, self.reserves = [], [], [], [], [], []
         return orjson.dumps(record) + b"\n"
 
     async def dump(self, out: Path, every: float) -> None:
@@ -104,6 +107,7 @@ def hook_recorder(probe: Probe) -> None:
         return
     commit = getattr(Recorder, "_commit", None)
     write = getattr(Recorder, "write", None)
+    reserve = getattr(Recorder, "reserve", None)
     if commit is not None:
 
         async def timed_commit(self: Any, batch: list[Any]) -> Any:
@@ -127,6 +131,17 @@ def hook_recorder(probe: Probe) -> None:
 
         Recorder.write = timed_write  # type: ignore[method-assign]
         probe.hooks.append("Recorder.write")
+    if reserve is not None:
+
+        async def timed_reserve(self: Any, *args: Any, **kwargs: Any) -> Any:
+            started = time.monotonic()
+            try:
+                return await reserve(self, *args, **kwargs)
+            finally:
+                probe.reserves.append((started, time.monotonic() - started))
+
+        Recorder.reserve = timed_reserve  # type: ignore[method-assign]
+        probe.hooks.append("Recorder.reserve")
     if not probe.hooks:
         probe.hooks.append("recorder not hooked: Recorder has neither _commit nor write")
 

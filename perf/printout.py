@@ -19,17 +19,25 @@ from report import (
 )
 from rich.table import Table
 from side_by_side import OURS
-from tails import GROUP_HEADERS
+from tails import GROUP_HEADERS, INSTRUMENTED
 
 Section = tuple[str, list[str], list[list[Any]]]
-SLOWEST_HEADERS = ["overhead ms", "max loop lag ms", "GC ms", "GC gen", "longest commit ms", "longest write ms"]
+SLOWEST_HEADERS = [
+    "overhead ms",
+    "max loop lag ms",
+    "GC ms",
+    "GC gen",
+    "longest commit ms",
+    "longest write ms",
+    "longest reservation ms",
+]
 
 
 def show(title: str, headers: list[str], data: list[list[Any]]) -> None:
     """A rich table: words to the left, figures to the right."""
     table = Table(title=title, header_style="bold", title_justify="left")
     for index, header in enumerate(headers):
-        words = index == 0 and header in ("scenario", "target", "gateway", "requests", "goal")
+        words = index == 0 and header in ("scenario", "target", "gateway", "requests", "goal", "server")
         table.add_column(header, justify="left" if words or header in ("mode", "target", "reached") else "right")
     for row in data:
         table.add_row(*(str(v) for v in row))
@@ -66,13 +74,17 @@ def _tails_tables(found: dict[str, Any]) -> list[Section]:
         return []
     latency = results[0].scenario.rsplit(",", 1)[-1].strip()
     tables = [
-        _results(f"Tails: five-seat panels, {latency}, instrumented server", TAILS_COLUMNS, results),
-        _results("What the server's probes saw during those runs", PROBE_COLUMNS, results),
+        _results(f"Tails: five-seat panels, {latency}", TAILS_COLUMNS, results),
+        _results(
+            "What the server's probes saw during those runs",
+            PROBE_COLUMNS,
+            [r for r in results if r.target == INSTRUMENTED],
+        ),
     ]
     for detail in found["details"]:
         where = f"c={detail['concurrency']}, {detail['mode']}"
         tables.append((f"The slowest requests against the middle half ({where})", GROUP_HEADERS, detail["groups"]))
-        keys = ("overhead_ms", "max_lag_ms", "gc_ms", "gc_gen", "commit_ms", "write_ms")
+        keys = ("overhead_ms", "max_lag_ms", "gc_ms", "gc_gen", "commit_ms", "write_ms", "reserve_ms")
         slowest = [["-" if k == "gc_gen" and r[k] < 0 else r[k] for k in keys] for r in detail["slowest"]]
         tables.append((f"The slowest requests, one by one ({where})", SLOWEST_HEADERS, slowest))
     return tables

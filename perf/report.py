@@ -103,6 +103,7 @@ SCALING_COLUMNS: list[Column] = [
 ]
 
 TAILS_COLUMNS: list[Column] = [
+    ("server", lambda r: r.target),
     ("conc", lambda r: r.concurrency),
     ("mode", lambda r: "stream" if r.stream else "json"),
     ("panels/s", lambda r: _num(r.panels_per_s)),
@@ -137,6 +138,9 @@ PROBE_COLUMNS: list[Column] = [
     ("panel write p50 ms", lambda r: _ms(r.extra.get("write_p50_ms"))),
     ("p99", lambda r: _ms(r.extra.get("write_p99_ms"))),
     ("max", lambda r: _ms(r.extra.get("write_max_ms"))),
+    ("reservation p50 ms", lambda r: _ms(r.extra.get("reserve_p50_ms"))),
+    ("p99", lambda r: _ms(r.extra.get("reserve_p99_ms"))),
+    ("max", lambda r: _ms(r.extra.get("reserve_max_ms"))),
 ]
 
 

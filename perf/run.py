@@ -237,6 +237,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measured panels per tails row (20 per connection, at least 400; quick: 8, at least 160)",
     )
     add("--tails-top", type=int, default=8, help="slowest requests listed per tails row (8)")
+    add(
+        "--tails-baseline",
+        action="store_true",
+        help="also run the tails rows on plain `benchwarmers serve` first (what the probes cost)",
+    )
     add("--lag-interval", type=float, default=0.001, help="the loop-lag sampler's sleep in seconds (0.001)")
     add("--lag-floor", type=float, default=2.0, help="loop lags kept with their time from this many ms (2)")
     add(

@@ -9,9 +9,12 @@ request is lined up with the probes' events by time (both sides use CLOCK_MONOTO
 For a request, the window that matters is its overhead: the last `overhead` ms before its reply
 was complete (after its slowest seat answered: recording, reply). In that window: the longest
 loop lag, the GC pause time and the oldest generation collected, the longest group commit that
-overlapped it, and the longest panel write that started in it. The tables compare the slowest 1%
-and 5% of requests with the middle half; a cause shows as a column that is high for the slowest
-and low for the middle.
+overlapped it, and the longest panel write that started in it; and the longest panel-id
+reservation that started in the request's first `overhead` ms (it comes before the seats). The
+tables compare the slowest 1% and 5% of requests with the middle half; a cause shows as a column
+that is high for the slowest and low for the middle. The windows are an approximation: a request's
+overhead is not one stretch (some comes before its seats), and an event in its window may have held
+another request instead.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from fleet import PERF, Bench, start_fake
 from measure import Result, Scenario, counts, percentile, run_scenario_load
 
 COLLECTION = "bench/five"
+CHAT = "/v1/chat/completions"
 
 
 @dataclass
@@ -39,6 +43,7 @@ class Events:
     gc: list[tuple[float, float, int, int]] = field(default_factory=list)  # (start, ms, generation, collected)
     commits: list[tuple[float, float, int, int]] = field(default_factory=list)  # (start, ms, batch, panels)
     writes: list[tuple[float, float]] = field(default_factory=list)  # (start, ms)
+    reserves: list[tuple[float, float]] = field(default_factory=list)  # (start, ms)
     hooks: list[str] = field(default_factory=list)
 
 
@@ -58,6 +63,7 @@ def read_probes(path: Path, start: float, end: float) -> Events:
         events.gc += [tuple(g) for g in line["gc"] if start <= g[0] <= end]  # type: ignore[misc]
         events.commits += [tuple(c) for c in line["commits"] if start <= c[0] <= end]  # type: ignore[misc]
         events.writes += [(t, ms) for t, ms in line["writes"] if start <= t <= end]
+        events.reserves += [(t, ms) for t, ms in line.get("reserves", []) if start <= t <= end]
     return events
 
 
@@ -74,6 +80,8 @@ def attribute(sample: Sample, events: Events) -> dict[str, Any]:
     gcs = [(t, ms, gen) for t, ms, gen, _ in events.gc if _overlap(start, end, t, t + ms / 1000) > 0]
     commits = [ms for t, ms, _, _ in events.commits if _overlap(start, end, t, t + ms / 1000) > 0]
     writes = [ms for t, ms in events.writes if start <= t <= end]
+    # Its reservation came before its seats: if the overhead was spent there, it is in the first `overhead` ms.
+    reserves = [ms for t, ms in events.reserves if sample.started <= t <= sample.started + max(overhead, 0.0)]
     return {
         "started": round(sample.started, 4),
         "overhead_ms": round(overhead * 1000, 2),
@@ -82,6 +90,7 @@ def attribute(sample: Sample, events: Events) -> dict[str, Any]:
         "gc_gen": max((gen for _, _, gen in gcs), default=-1),
         "commit_ms": max(commits, default=0.0),
         "write_ms": max(writes, default=0.0),
+        "reserve_ms": max(reserves, default=0.0),
     }
 
 
@@ -118,6 +127,7 @@ def groups(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 _share([r["gc_gen"] == 2 for r in group]),
                 _mean([r["commit_ms"] for r in group]),
                 _mean([r["write_ms"] for r in group]),
+                _mean([r["reserve_ms"] for r in group]),
             ]
         )
     return out
@@ -134,6 +144,7 @@ GROUP_HEADERS = [
     "gen-2 GC",
     "longest commit overlapping ms (mean)",
     "longest write started in window ms (mean)",
+    "longest reservation in first overhead ms (mean)",
 ]
 
 
@@ -147,6 +158,7 @@ def summary(events: Events) -> dict[str, Any]:
     gc_ms = [ms for _, ms, _, _ in events.gc]
     commit_ms = [ms for _, ms, _, _ in events.commits]
     write_ms = [ms for _, ms in events.writes]
+    reserve_ms = [ms for _, ms in events.reserves]
     return {
         "lag_p50_ms": pct(events.lags, 50),
         "lag_p99_ms": pct(events.lags, 99),
@@ -165,12 +177,23 @@ def summary(events: Events) -> dict[str, Any]:
         "write_p50_ms": pct(write_ms, 50),
         "write_p99_ms": pct(write_ms, 99),
         "write_max_ms": pct(write_ms, 100),
+        "reserve_p50_ms": pct(reserve_ms, 50),
+        "reserve_p99_ms": pct(reserve_ms, 99),
+        "reserve_max_ms": pct(reserve_ms, 100),
         "hooks": events.hooks,
     }
 
 
+INSTRUMENTED = "benchwarmers (instrumented)"
+PLAIN = "benchwarmers (plain serve)"
+
+
 async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str, Any]:
-    """The tails scenarios on a fleet of their own; rows, probe summaries, group tables, slowest requests."""
+    """The tails scenarios on a fleet of their own; rows, probe summaries, group tables, slowest requests.
+
+    With `--tails-baseline` the same rows run first on plain `benchwarmers serve` over the same home,
+    so the probes' own cost (the 1 ms sampler, mostly) shows as the difference.
+    """
     here = logs / "tails"
     here.mkdir(parents=True, exist_ok=True)
     probes = here / "probes.jsonl"
@@ -179,54 +202,61 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
     ceilings = Ceilings(fake, fake_port, args.tails_latency, quick=args.quick, count=None)
     results: list[Result] = []
     details: list[dict[str, Any]] = []
+    instrumented = [sys.executable, str(PERF / "instrumented_serve.py"), "--out", str(probes)]
+    instrumented += ["--lag-interval", str(args.lag_interval), "--lag-floor", str(args.lag_floor / 1000)]
+    servers: list[tuple[str, list[str] | None]] = [(PLAIN, None)] if args.tails_baseline else []
+    servers.append((INSTRUMENTED, instrumented))
     try:
         bench.configure(fake_port, args.endpoints)
-        serve = [sys.executable, str(PERF / "instrumented_serve.py"), "--out", str(probes)]
-        serve += ["--lag-interval", str(args.lag_interval), "--lag-floor", str(args.lag_floor / 1000)]
-        bench.start(serve=serve)
-        assert bench.process is not None
-        await run_load("127.0.0.1", bench.port, "/v1/chat/completions", chat_body(COLLECTION), count=64, concurrency=16)
-        for stream in [mode == "stream" for mode in args.tails_modes]:
-            for concurrency in args.tails_concurrency:
-                measured, warmup = counts(concurrency, args.quick, args.tails_count)
-                if not args.tails_count:
-                    measured = max(8 * concurrency, 160) if args.quick else max(20 * concurrency, 400)
-                name = f"five: 3 members + 2 explorers, {args.tails_latency * 1000:g} ms provider"
-                scenario = Scenario(name, COLLECTION, concurrency, measured, warmup, stream, 5)
-                result, load = await run_scenario_load(
-                    scenario,
-                    port=bench.port,
-                    path="/v1/chat/completions",
-                    make_body=chat_body(COLLECTION, stream=stream),
-                    latency=args.tails_latency,
-                    target="benchwarmers (instrumented)",
-                    server=bench.process,
-                    upstream=fake,
-                )
-                await asyncio.sleep(1.2)  # the probes' next dump covers the end of the run
-                good = [s for s in load.samples if s.error is None and s.seats]
-                start = min((s.started for s in good), default=0.0)
-                end = max((s.started + s.wall for s in good), default=0.0)
-                events = read_probes(probes, start, end)
-                rows = [attribute(s, events) for s in good]
-                probe = summary(events)
-                result.extra.update(probe)
-                await ceilings.mark(result)
-                progress(result)
-                results.append(result)
-                slowest = sorted(rows, key=lambda r: r["overhead_ms"], reverse=True)[: args.tails_top]
-                details.append(
-                    {
-                        "concurrency": concurrency,
-                        "mode": "stream" if stream else "json",
-                        "groups": groups(rows),
-                        "slowest": slowest,
-                        "probes": probe,
-                    }
-                )
+        for target, serve in servers:
+            bench.start(serve=serve)
+            assert bench.process is not None
+            await run_load("127.0.0.1", bench.port, CHAT, chat_body(COLLECTION), count=64, concurrency=16)
+            for stream in [mode == "stream" for mode in args.tails_modes]:
+                for concurrency in args.tails_concurrency:
+                    measured, warmup = counts(concurrency, args.quick, args.tails_count)
+                    if not args.tails_count:
+                        measured = max(8 * concurrency, 160) if args.quick else max(20 * concurrency, 400)
+                    name = f"five: 3 members + 2 explorers, {args.tails_latency * 1000:g} ms provider"
+                    scenario = Scenario(name, COLLECTION, concurrency, measured, warmup, stream, 5)
+                    result, load = await run_scenario_load(
+                        scenario,
+                        port=bench.port,
+                        path=CHAT,
+                        make_body=chat_body(COLLECTION, stream=stream),
+                        latency=args.tails_latency,
+                        target=target,
+                        server=bench.process,
+                        upstream=fake,
+                    )
+                    await ceilings.mark(result)
+                    results.append(result)
+                    if serve is not None:
+                        details.append(await _probed(args, result, load.samples, probes))
+                    progress(result)
+            bench.stop()
     finally:
         bench.stop()
         fake.stop()
         if not args.keep:
             bench.remove()
     return {"results": results, "details": details, "ceilings": ceilings.all()}
+
+
+async def _probed(args: argparse.Namespace, result: Result, samples: list[Sample], probes: Path) -> dict[str, Any]:
+    """Line the requests up with the probes' events; the summary goes into `result.extra`."""
+    await asyncio.sleep(1.2)  # the probes' next dump covers the end of the run
+    good = [s for s in samples if s.error is None and s.seats]
+    start = min((s.started for s in good), default=0.0)
+    end = max((s.started + s.wall for s in good), default=0.0)
+    events = read_probes(probes, start, end)
+    rows = [attribute(s, events) for s in good]
+    probe = summary(events)
+    result.extra.update(probe)
+    return {
+        "concurrency": result.concurrency,
+        "mode": "stream" if result.stream else "json",
+        "groups": groups(rows),
+        "slowest": sorted(rows, key=lambda r: r["overhead_ms"], reverse=True)[: args.tails_top],
+        "probes": probe,
+    }
