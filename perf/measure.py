@@ -9,6 +9,7 @@ waits for beyond the model, so it also counts waits inside the seat timer and th
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +71,15 @@ def counts(concurrency: int, quick: bool, fixed: int | None) -> tuple[int, int]:
     if quick:
         return min(max(6 * concurrency, 60), 1536), max(concurrency, 10)
     return min(max(25 * concurrency, 300), 6400), max(2 * concurrency, 20)
+
+
+def profile_path(args: Any, scenario: Scenario, label: str = "") -> Path | None:
+    """Where a py-spy profile of this scenario goes, when `--profile` asks for its concurrency."""
+    if not args.profile or scenario.concurrency not in args.profile_at:
+        return None
+    model = label or scenario.model.split("/")[-1]
+    key = f"{model}-c{scenario.concurrency}-{'stream' if scenario.stream else 'json'}"
+    return args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-{key}.txt"
 
 
 def percentile(values: list[float], p: float) -> float | None:

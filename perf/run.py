@@ -26,7 +26,7 @@ from ceiling import Ceilings
 from driver import chat_body, image_body, run_load
 from fleet import PERF, Bench, Process, alias, start_fake
 from goals import goals
-from measure import MB, Result, Scenario, counts, run_scenario
+from measure import MB, Result, Scenario, counts, profile_path, run_scenario
 from printout import print_tables
 from report import (
     console,
@@ -81,18 +81,16 @@ async def load_scenarios(args: argparse.Namespace, bench: Bench, fake: Process) 
                     upstream=fake,
                     profile=profile_path(args, scenario),
                 )
-                progress(result)
+                report_row(result)
                 results.append(result)
-                if result.extra.get("profile"):
-                    show_hot(result)
     return results
 
 
-def profile_path(args: argparse.Namespace, scenario: Scenario) -> Path | None:
-    if not args.profile or scenario.concurrency not in args.profile_at:
-        return None
-    key = f"{scenario.model.split('/')[-1]}-c{scenario.concurrency}-{'stream' if scenario.stream else 'json'}"
-    return args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-{key}.txt"
+def report_row(result: Result) -> None:
+    """The progress line, and where the CPU went when the row was profiled."""
+    progress(result)
+    if result.extra.get("profile"):
+        show_hot(result)
 
 
 def show_hot(result: Result) -> None:
@@ -290,7 +288,7 @@ async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
                 for result in results:
                     await ceilings.mark(result)
             if args.scaling:
-                scaled = await scaling(args, bench, fake, ceilings, names, progress)
+                scaled = await scaling(args, bench, fake, ceilings, names, report_row)
             for concurrency in args.concurrency if args.main else []:
                 await ceilings.at(concurrency)
             if args.main and args.image_mb > 0:
@@ -308,7 +306,7 @@ async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
     else:
         ceiling = []
     if args.tails:
-        tails_found = await tails(args, logs, progress)
+        tails_found = await tails(args, logs, report_row)
         ceiling += tails_found["ceilings"]
     payload.update(
         idle_rss_mb=round(idle, 1),

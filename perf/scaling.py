@@ -21,7 +21,7 @@ from typing import Any
 from ceiling import Ceilings
 from driver import chat_body
 from fleet import Bench, Process, alias
-from measure import MB, Result, Scenario, counts, run_scenario
+from measure import MB, Result, Scenario, counts, profile_path, run_scenario
 from upstream import MODELS
 
 SEATS = (1, 3, 5, 8)
@@ -92,6 +92,7 @@ async def _one(
         target="benchwarmers",
         server=bench.process,
         upstream=fake,
+        profile=profile_path(args, scenario, f"seats{seats}-{size_label(size) if size else 'small'}".replace(" ", "")),
     )
     result.extra["body_kb"] = round(len(make(0)) / 1000, 1)
     if result.server_cpu_ms_per_panel is not None:

@@ -30,7 +30,7 @@ import orjson
 from ceiling import Ceilings
 from driver import Sample, chat_body, run_load
 from fleet import PERF, Bench, start_fake
-from measure import Result, Scenario, counts, percentile, run_scenario_load
+from measure import Result, Scenario, counts, percentile, profile_path, run_scenario_load
 
 COLLECTION = "bench/five"
 CHAT = "/v1/chat/completions"
@@ -228,6 +228,7 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
                         target=target,
                         server=bench.process,
                         upstream=fake,
+                        profile=profile_path(args, scenario, "tails" if serve else "tails-plain"),
                     )
                     await ceilings.mark(result)
                     results.append(result)
