@@ -73,6 +73,14 @@ def usage_of(pid: int) -> Usage:
     return Usage(cpu=cpu, rss=memory.get("VmRSS", 0), peak=memory.get("VmHWM", 0))
 
 
+def run_queue_wait(pid: int) -> float:
+    """Seconds the process's main thread has waited for a core (/proc/PID/task/PID/schedstat, field 2)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def machine_busy() -> float:
     """Seconds of CPU that processes used on the whole machine (all cores), from /proc/stat.
 

@@ -4,7 +4,8 @@ The real app (`create_app(Settings())`, the same uvicorn configuration and socke
 `benchwarmers serve`) with, in the same process and nothing changed in src/:
 
 - a loop-lag sampler: a task that sleeps `--lag-interval` (1 ms) and records how late it woke;
-  a callback that holds the loop shows up as lag;
+  a callback that holds the loop shows up as lag, and for each late wake-up the CPU the loop's
+  thread used meanwhile tells our own work (CPU ≈ lag) from a thread that was not running;
 - GC pauses, timed with `gc.callbacks` (generation, objects collected);
 - the recorder's group commits (`Recorder._commit`: start, duration, batch size), each panel's
   write wait (`Recorder.write`: from enqueue to committed) and each panel id's reservation
@@ -38,7 +39,8 @@ class Probe:
         self.lag_interval = lag_interval
         self.lag_floor = lag_floor
         self.lags: list[float] = []  # this interval's lags, seconds
-        self.late: list[tuple[float, float]] = []  # (when it should have woken, lag) for lags ≥ the floor
+        # (when it should have woken, lag, CPU the loop's thread used meanwhile) for lags ≥ the floor
+        self.late: list[tuple[float, float, float]] = []
         self.gc: list[tuple[float, float, int, int]] = []  # (start, seconds, generation, collected)
         self.commits: list[tuple[float, float, int, int]] = []  # (start, seconds, batch, finished panels)
         self.writes: list[tuple[float, float]] = []  # (start, seconds): one panel's write, enqueue → committed
@@ -55,14 +57,18 @@ class Probe:
             self._gc_started = 0.0
 
     async def sample_lag(self) -> None:
+        """Sleep, and record how late the wake-up came. For a late one, also the CPU the loop's thread
+        used in the meantime: about the lag when our own work held the loop, far less when the thread
+        was not running (waiting for a core, or blocked in a system call)."""
         interval = self.lag_interval
         while True:
+            cpu = time.thread_time()
             started = time.monotonic()
             await asyncio.sleep(interval)
             lag = time.monotonic() - started - interval
             self.lags.append(lag)
             if lag >= self.lag_floor:
-                self.late.append((started + interval, lag))
+                self.late.append((started + interval, lag, time.thread_time() - cpu))
 
     def line(self) -> bytes:
         lags = sorted(self.lags)
@@ -76,7 +82,7 @@ class Probe:
             "cpu_s": times.user + times.system,
             "lag_ms": {"n": len(lags), "p50": at(0.5), "p99": at(0.99), "max": at(1.0)},
             "lags": [round(lag * 1000, 3) for lag in self.lags],
-            "late": [[t, round(lag * 1000, 3)] for t, lag in self.late],
+            "late": [[t, round(lag * 1000, 3), round(cpu * 1000, 3)] for t, lag, cpu in self.late],
             "gc": [[t, round(s * 1000, 3), gen, collected] for t, s, gen, collected in self.gc],
             "commits": [[t, round(s * 1000, 3), batch, panels] for t, s, batch, panels in self.commits],
             "writes": [[t, round(s * 1000, 3)] for t, s in self.writes],

@@ -25,6 +25,7 @@ Section = tuple[str, list[str], list[list[Any]]]
 SLOWEST_HEADERS = [
     "overhead ms",
     "max loop lag ms",
+    "loop thread's CPU in it ms",
     "GC ms",
     "GC gen",
     "longest commit ms",
@@ -84,7 +85,7 @@ def _tails_tables(found: dict[str, Any]) -> list[Section]:
     for detail in found["details"]:
         where = f"c={detail['concurrency']}, {detail['mode']}"
         tables.append((f"The slowest requests against the middle half ({where})", GROUP_HEADERS, detail["groups"]))
-        keys = ("overhead_ms", "max_lag_ms", "gc_ms", "gc_gen", "commit_ms", "write_ms", "reserve_ms")
+        keys = ("overhead_ms", "max_lag_ms", "max_lag_cpu_ms", "gc_ms", "gc_gen", "commit_ms", "write_ms", "reserve_ms")
         slowest = [["-" if k == "gc_gen" and r[k] < 0 else r[k] for k in keys] for r in detail["slowest"]]
         tables.append((f"The slowest requests, one by one ({where})", SLOWEST_HEADERS, slowest))
     return tables

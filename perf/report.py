@@ -118,6 +118,8 @@ TAILS_COLUMNS: list[Column] = [
     ("max", lambda r: _ms(r.extra.get("lag_max_ms"))),
     ("lags ≥ 5 ms", lambda r: r.extra.get("lags_over_5ms", "-")),
     ("≥ 20 ms", lambda r: r.extra.get("lags_over_20ms", "-")),
+    ("lags ≥ 5 ms, thread not running", lambda r: r.extra.get("lags_not_running", "-")),
+    ("loop thread's run-queue wait ms/s", lambda r: _num(r.extra.get("runq_ms_per_s"))),
     ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
     ("driver ceiling req/s", lambda r: _num(r.extra.get("ceiling_rps"))),
     ("errors", _errors),

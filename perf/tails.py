@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 from ceiling import Ceilings
 from driver import Sample, chat_body, run_load
-from fleet import PERF, Bench, start_fake
+from fleet import PERF, Bench, run_queue_wait, start_fake
 from measure import Result, Scenario, counts, percentile, profile_path, run_scenario_load
 
 COLLECTION = "bench/five"
@@ -39,7 +39,7 @@ CHAT = "/v1/chat/completions"
 @dataclass
 class Events:
     lags: list[float] = field(default_factory=list)  # ms, every sample
-    late: list[tuple[float, float]] = field(default_factory=list)  # (t, ms)
+    late: list[tuple[float, float, float]] = field(default_factory=list)  # (t, ms, loop thread's CPU ms)
     gc: list[tuple[float, float, int, int]] = field(default_factory=list)  # (start, ms, generation, collected)
     commits: list[tuple[float, float, int, int]] = field(default_factory=list)  # (start, ms, batch, panels)
     writes: list[tuple[float, float]] = field(default_factory=list)  # (start, ms)
@@ -59,7 +59,7 @@ def read_probes(path: Path, start: float, end: float) -> Events:
             continue
         if line["t"] - 1.0 <= end:  # a dump covers the interval before it (≤ 1 s)
             events.lags += line.get("lags", [])
-        events.late += [(t, ms) for t, ms in line["late"] if start <= t <= end]
+        events.late += [(t, ms, cpu) for t, ms, cpu in line["late"] if start <= t <= end]
         events.gc += [tuple(g) for g in line["gc"] if start <= g[0] <= end]  # type: ignore[misc]
         events.commits += [tuple(c) for c in line["commits"] if start <= c[0] <= end]  # type: ignore[misc]
         events.writes += [(t, ms) for t, ms in line["writes"] if start <= t <= end]
@@ -76,7 +76,8 @@ def attribute(sample: Sample, events: Events) -> dict[str, Any]:
     overhead = sample.wall - max(sample.seats)
     end = sample.started + sample.wall
     start = end - max(overhead, 0.0)
-    lags = [ms for t, ms in events.late if start <= t <= end]
+    lags = [(ms, cpu) for t, ms, cpu in events.late if start <= t <= end]
+    worst = max(lags, default=(0.0, 0.0))
     gcs = [(t, ms, gen) for t, ms, gen, _ in events.gc if _overlap(start, end, t, t + ms / 1000) > 0]
     commits = [ms for t, ms, _, _ in events.commits if _overlap(start, end, t, t + ms / 1000) > 0]
     writes = [ms for t, ms in events.writes if start <= t <= end]
@@ -85,7 +86,8 @@ def attribute(sample: Sample, events: Events) -> dict[str, Any]:
     return {
         "started": round(sample.started, 4),
         "overhead_ms": round(overhead * 1000, 2),
-        "max_lag_ms": max(lags, default=0.0),
+        "max_lag_ms": worst[0],
+        "max_lag_cpu_ms": worst[1],
         "gc_ms": round(sum(_overlap(start, end, t, t + ms / 1000) for t, ms, _ in gcs) * 1000, 2),
         "gc_gen": max((gen for _, _, gen in gcs), default=-1),
         "commit_ms": max(commits, default=0.0),
@@ -121,6 +123,7 @@ def groups(rows: list[dict[str, Any]]) -> list[list[Any]]:
                 len(group),
                 _mean([r["overhead_ms"] for r in group]),
                 _mean([r["max_lag_ms"] for r in group]),
+                _mean([r["max_lag_cpu_ms"] for r in group]),
                 _share([r["max_lag_ms"] >= 5 for r in group]),
                 _mean([r["gc_ms"] for r in group]),
                 _share([r["gc_gen"] >= 0 for r in group]),
@@ -138,6 +141,7 @@ GROUP_HEADERS = [
     "n",
     "overhead ms (mean)",
     "max loop lag ms (mean)",
+    "loop thread's CPU in it ms (mean)",
     "lag ≥ 5 ms",
     "GC ms in window (mean)",
     "any GC",
@@ -165,6 +169,8 @@ def summary(events: Events) -> dict[str, Any]:
         "lag_max_ms": pct(events.lags, 100),
         "lags_over_5ms": sum(ms >= 5 for ms in events.lags),
         "lags_over_20ms": sum(ms >= 20 for ms in events.lags),
+        # Late wake-ups whose thread ran for under half the lag: it waited for a core or in a system call.
+        "lags_not_running": sum(ms >= 5 and cpu < ms / 2 for _, ms, cpu in events.late),
         "gc_by_gen": [sum(g[2] == gen for g in events.gc) for gen in (0, 1, 2)],
         "gc_total_ms": round(sum(gc_ms), 1),
         "gc_max_ms": pct(gc_ms, 100),
@@ -219,6 +225,7 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
                         measured = max(8 * concurrency, 160) if args.quick else max(20 * concurrency, 400)
                     name = f"five: 3 members + 2 explorers, {args.tails_latency * 1000:g} ms provider"
                     scenario = Scenario(name, COLLECTION, concurrency, measured, warmup, stream, 5)
+                    waited = run_queue_wait(bench.process.pid)
                     result, load = await run_scenario_load(
                         scenario,
                         port=bench.port,
@@ -230,6 +237,8 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
                         upstream=fake,
                         profile=profile_path(args, scenario, "tails" if serve else "tails-plain"),
                     )
+                    waited = run_queue_wait(bench.process.pid) - waited
+                    result.extra["runq_ms_per_s"] = round(1000 * waited / result.seconds, 1) if result.seconds else None
                     await ceilings.mark(result)
                     results.append(result)
                     if serve is not None:
