@@ -3,7 +3,7 @@
 LiteLLM runs from its own virtualenv (perf/.venv-litellm, never a project dependency) with one
 model whose `api_base` is the fake provider; the bench serves a 1-member, 0-explorer collection on
 a model of the same fake. Run the side-by-side part alone with `python perf/litellm_side_by_side.py`
-(same options as run.py; Portkey too unless `--no-portkey`).
+(same options as run.py; add `--portkey` for Portkey in the same rounds).
 
     python3 -m venv perf/.venv-litellm
     perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'
@@ -109,7 +109,7 @@ def main() -> None:
     import run
 
     # A token load of our own (the tables need one), then the side-by-side rounds.
-    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --litellm"
+    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --litellm --no-portkey"
     run.main([*token.split(), *sys.argv[1:]])
 
 

@@ -15,7 +15,7 @@ headers, so every streamed reply from an OpenAI-style provider fails with HTTP 5
 immutable" in `updateHeaders`) on Node 20. 1.14.1 is the newest release without that change.
 
     python perf/portkey_side_by_side.py --install    # install only (a few seconds)
-    python perf/portkey_side_by_side.py              # the side-by-side part alone (with LiteLLM if installed)
+    python perf/portkey_side_by_side.py              # the side-by-side part alone (add --litellm for both)
 """
 
 from __future__ import annotations
@@ -167,7 +167,7 @@ def main() -> None:
         sys.exit(1 if problem else 0)
     import run
 
-    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --portkey"
+    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --portkey --no-litellm"
     run.main([*token.split(), *sys.argv[1:]])
 
 
