@@ -37,6 +37,7 @@ class Sample:
     seats: list[float] = field(default_factory=list)  # bench.seats[].seconds, as the gateway measured
     seat_errors: int = 0
     error: str | None = None
+    started: float = 0.0  # time.monotonic() when the request's first byte went (lines up with the server's probes)
 
 
 @dataclass
@@ -132,6 +133,7 @@ async def _one(connection: _Connection, request: bytes, stream: bool) -> Sample:
     if connection.writer is None:
         await connection.open()
     assert connection.reader is not None and connection.writer is not None
+    at = time.monotonic()
     started = time.perf_counter()
     connection.writer.write(request)
     await connection.writer.drain()
@@ -145,7 +147,7 @@ async def _one(connection: _Connection, request: bytes, stream: bool) -> Sample:
     if headers.get("connection", "").lower() == "close":
         connection.close()
     sample = _parse(status, body, stream)
-    sample.wall, sample.first_byte = wall, first_byte
+    sample.wall, sample.first_byte, sample.started = wall, first_byte, at
     return sample
 
 

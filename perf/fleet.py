@@ -73,6 +73,14 @@ def usage_of(pid: int) -> Usage:
     return Usage(cpu=cpu, rss=memory.get("VmRSS", 0), peak=memory.get("VmHWM", 0))
 
 
+def run_queue_wait(pid: int) -> float:
+    """Seconds the process's main thread has waited for a core (/proc/PID/task/PID/schedstat, field 2)."""
+    try:
+        return int(Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def machine_busy() -> float:
     """Seconds of CPU that processes used on the whole machine (all cores), from /proc/stat.
 
@@ -192,9 +200,27 @@ class Bench:
         self.cli("collection", "add", "five", *members, "--description", "perf: three members and two explorers")
         return {"solo": "bench/solo", "five": "bench/five"}
 
-    def start(self) -> int:
+    def add_collection(self, name: str, members: list[str], *, explorers: int = 0) -> str:
+        """A collection of exactly these members (and at most `explorers` explorer seats); its model name."""
+        seats = len(members) + explorers
+        self.cli(
+            "collection",
+            "add",
+            name,
+            *(arg for member in members for arg in ("--member", member)),
+            "--max-explorers",
+            str(explorers),
+            "--max-calls",
+            str(seats),
+            "--description",
+            f"perf: {len(members)} members, {explorers} explorers",
+        )
+        return f"bench/{name}"
+
+    def start(self, serve: list[str] | None = None) -> int:
+        """`benchwarmers serve` (or `serve`, an argv that takes `--bind` after it) on a free port."""
         self.port = free_port()
-        argv = [self.executable, "serve", "--bind", f"127.0.0.1:{self.port}"]
+        argv = [*(serve or [self.executable, "serve"]), "--bind", f"127.0.0.1:{self.port}"]
         self.process = Process("benchwarmers serve", argv, env=self.env, log=self.logs / "bench.log")
         wait_for_port(self.port, self.process.popen, "benchwarmers serve")
         status, body = http_get(self.port, "/readyz")

@@ -1,4 +1,4 @@
-"""The issue's goals (issue 6, "Performance") next to what a run reached."""
+"""The issues' goals (issue 6, "Performance"; issue 19, "Performance, round two") next to what a run reached."""
 
 from __future__ import annotations
 
@@ -7,8 +7,14 @@ from typing import Any
 from measure import Result
 
 
-def goals(results: list[Result], image: Result | None, idle_rss: float, side: dict[str, Any] | None) -> list[list[str]]:
-    """The issue's goals next to what this run reached."""
+def goals(
+    results: list[Result],
+    image: Result | None,
+    idle_rss: float,
+    side: dict[str, Any] | None,
+    tails: list[Result] | None = None,
+) -> list[list[str]]:
+    """The issues' goals next to what this run reached (only those the run measured)."""
     rows: list[list[str]] = []
     c64 = next(
         (
@@ -51,7 +57,10 @@ def goals(results: list[Result], image: Result | None, idle_rss: float, side: di
                 "yes" if ratio is not None and ratio <= 3 else "no",
             ]
         )
-    rows.append(["idle RSS", "≤ 120 MB", f"{idle_rss:.1f} MB", "yes" if idle_rss <= 120 else "no"])
+    if results:
+        rows.append(["idle RSS", "≤ 120 MB", f"{idle_rss:.1f} MB", "yes" if idle_rss <= 120 else "no"])
+    rows += _portkey(results, side)
+    rows += _tails(tails or [])
     if side:
         for key, goal, better_is_low in (
             ("added_p50_ratio", "≤ 0.5", True),
@@ -59,6 +68,8 @@ def goals(results: list[Result], image: Result | None, idle_rss: float, side: di
             ("throughput_ratio", "≥ 2", False),
         ):
             for row in side.get("ratios", []):
+                if row.get("peer") != "LiteLLM":
+                    continue
                 value = row.get(key)
                 if value is None:
                     continue
@@ -66,4 +77,51 @@ def goals(results: list[Result], image: Result | None, idle_rss: float, side: di
                 name = key.replace("_", " ").replace("ratio", "ours ÷ LiteLLM")
                 where = f"c={row['concurrency']}, {row['mode']}"
                 rows.append([f"{name} ({where})", goal, f"{value:.2f}", "yes" if met else "no"])
+    return rows
+
+
+def _portkey(results: list[Result], side: dict[str, Any] | None) -> list[list[str]]:
+    """Issue 19 against Portkey: CPU/request ≤ 0.7×, added p50 ≤ 1.0×, a five-seat panel < two requests."""
+    rows: list[list[str]] = []
+    ratios = [r for r in (side or {}).get("ratios", []) if r.get("peer") == "Portkey"]
+    for row in ratios:
+        where = f"c={row['concurrency']}, {row['mode']}"
+        for key, name, limit in (("cpu_ratio", "CPU/request", 0.7), ("added_p50_ratio", "added p50", 1.0)):
+            value = row.get(key)
+            if value is not None:
+                met = "yes" if value <= limit else "no"
+                rows.append([f"{name} ours ÷ Portkey ({where})", f"≤ {limit}", f"{value:.2f}", met])
+    portkey = next(
+        (
+            r
+            for r in (side or {}).get("results", [])
+            if r["target"] == "Portkey" and r["concurrency"] == 64 and not r["stream"]
+        ),
+        None,
+    )
+    five = next((r for r in results if r.concurrency == 64 and not r.stream and "3 members" in r.scenario), None)
+    if portkey and five and portkey.get("server_cpu_ms_per_panel") and five.server_cpu_ms_per_panel is not None:
+        two = 2 * portkey["server_cpu_ms_per_panel"]
+        rows.append(
+            [
+                "CPU of a five-seat panel against two requests through Portkey (c=64, json)",
+                "less",
+                f"{five.server_cpu_ms_per_panel:.2f} ms against {two:.2f} ms",
+                "yes" if five.server_cpu_ms_per_panel < two else "no",
+            ]
+        )
+    return rows
+
+
+def _tails(tails: list[Result]) -> list[list[str]]:
+    rows = []
+    for r in tails:
+        p99, cpu = r.overhead_ms.get("p99"), r.server_cpu_pct
+        if p99 is None or cpu is None:
+            continue
+        where = f"c={r.concurrency}, {'stream' if r.stream else 'json'}, {r.scenario.rsplit(',', 1)[-1].strip()}"
+        where += f", {r.target.removeprefix('benchwarmers ').strip('()')}"
+        met = "yes" if p99 <= 10 and cpu <= 50 else "no"
+        reached = f"{p99:.1f} ms at {cpu:.0f}%"
+        rows.append([f"overhead p99 at moderate load ({where})", "≤ 10 ms at ≤ 50% CPU", reached, met])
     return rows

@@ -1,10 +1,9 @@
-"""Side by side with LiteLLM's proxy: the same fake provider, the same load, alternating rounds.
+"""LiteLLM's proxy as a peer in the side-by-side run (perf/side_by_side.py measures it).
 
 LiteLLM runs from its own virtualenv (perf/.venv-litellm, never a project dependency) with one
 model whose `api_base` is the fake provider; the bench serves a 1-member, 0-explorer collection on
-a model of the same fake. Each concurrency runs A/B/A/B (`--rounds`), so drift on a shared machine
-falls on both. Added latency = wall time − the fake's fixed latency for both, since LiteLLM reports
-no seat times. Run it alone with `python perf/litellm_side_by_side.py` (same options as run.py).
+a model of the same fake. Run the side-by-side part alone with `python perf/litellm_side_by_side.py`
+(same options as run.py; add `--portkey` for Portkey in the same rounds).
 
     python3 -m venv perf/.venv-litellm
     perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'
@@ -17,28 +16,12 @@ import secrets
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
-from driver import Load, chat_body, run_load
-from fleet import Bench, Process, Usage, free_port, http_get, wait_for_port
-from measure import Scenario, summarise
+from fleet import Process, free_port, http_get, wait_for_port
+from side_by_side import Target
 
 INSTALL = "python3 -m venv perf/.venv-litellm && perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'"
 MODEL_NAME = "fake-model"
-
-RESULT_HEADERS = [
-    "gateway",
-    "conc",
-    "mode",
-    "requests/s",
-    "added p50 ms",
-    "p95",
-    "p99",
-    "CPU ms/request",
-    "idle RSS MB",
-    "errors",
-]
-RATIO_HEADERS = ["conc", "mode", "added p50 ours ÷ LiteLLM", "added p99 ours ÷ LiteLLM", "throughput ours ÷ LiteLLM"]
 
 
 def config(model_id: str, api_base: str, master_key: str) -> str:
@@ -66,9 +49,10 @@ class LiteLLM:
         self.logs = logs
         self.port = 0
         self.process: Process | None = None
-        self.idle_rss = 0
+        self.venv: Path | None = None
 
     def start(self, venv: Path) -> None:
+        self.venv = venv
         executable = venv / "bin" / "litellm"
         self.port = free_port()
         env = {
@@ -92,31 +76,18 @@ class LiteLLM:
             self.process.stop()
             self.process = None
 
-
-def _combine(loads: list[Load]) -> Load:
-    return Load(
-        samples=[s for load in loads for s in load.samples],
-        seconds=sum(load.seconds for load in loads),
-        driver_cpu=sum(load.driver_cpu for load in loads),
-    )
+    def target(self) -> Target:
+        assert self.process is not None
+        version = _version(self.venv) if self.venv else None
+        headers = {"authorization": f"Bearer {self.key}"}
+        return Target("LiteLLM", self.port, MODEL_NAME, self.process, headers, version=version)
 
 
-def _ratio(ours: float | None, theirs: float | None) -> float | None:
-    return None if ours is None or not theirs else round(ours / theirs, 2)
-
-
-def _count(concurrency: int, quick: bool) -> int:
-    return min(max(4 * concurrency, 40), 512) if quick else min(max(12 * concurrency, 150), 1600)
-
-
-async def side_by_side(
-    args: argparse.Namespace, bench: Bench, fake_port: int, logs: Path, model_alias: str
-) -> dict[str, Any]:
-    """Alternate rounds against the bench (bench/solo) and LiteLLM; rows for the tables and the ratios."""
+def start_litellm(args: argparse.Namespace, fake_port: int, logs: Path, model_alias: str) -> LiteLLM | str:
+    """LiteLLM's proxy over the fake endpoint behind `model_alias`, live; or why it could not start."""
     venv: Path = args.litellm_venv
     if not (venv / "bin" / "litellm").exists():
-        return {"skipped": f"{venv} has no litellm; create it with: {INSTALL}"}
-    assert bench.process is not None
+        return f"{venv} has no litellm; create it with: {INSTALL}"
     endpoint, model_id = model_alias.split("/", 1)
     proxy = LiteLLM(fake_port, model_id, int(endpoint.removeprefix("e")), logs)
     try:
@@ -124,108 +95,8 @@ async def side_by_side(
     except (RuntimeError, OSError) as exc:
         tail = (logs / "litellm.log").read_text(errors="replace")[-1500:] if (logs / "litellm.log").exists() else ""
         proxy.stop()
-        return {"skipped": f"LiteLLM's proxy did not start: {exc}\n{tail}"}
-    assert proxy.process is not None
-    await run_load(
-        "127.0.0.1",
-        proxy.port,
-        "/v1/chat/completions",
-        chat_body(MODEL_NAME),
-        count=50,
-        concurrency=4,
-        headers={"authorization": f"Bearer {proxy.key}"},
-    )
-    idle = {"benchwarmers": bench.process.usage().rss, "LiteLLM": proxy.process.usage().rss}
-    targets = {
-        "benchwarmers": (bench.port, "bench/solo", bench.process, None),
-        "LiteLLM": (proxy.port, MODEL_NAME, proxy.process, {"authorization": f"Bearer {proxy.key}"}),
-    }
-    rows, ratios, raw = [], [], []
-    try:
-        for mode in args.litellm_modes:
-            stream = mode == "stream"
-            for concurrency in args.litellm_concurrency:
-                count = _count(concurrency, args.quick)
-                loads: dict[str, list[Load]] = {name: [] for name in targets}
-                cpu = dict.fromkeys(targets, 0.0)
-                for port, model, _, headers in targets.values():  # warm-up, not counted
-                    await run_load(
-                        "127.0.0.1",
-                        port,
-                        "/v1/chat/completions",
-                        chat_body(model, stream=stream),
-                        count=max(2 * concurrency, 20),
-                        concurrency=concurrency,
-                        stream=stream,
-                        headers=headers,
-                        stagger=args.latency,
-                    )
-                for _ in range(args.rounds):
-                    for name, (port, model, process, headers) in targets.items():
-                        before = process.usage().cpu
-                        loads[name].append(
-                            await run_load(
-                                "127.0.0.1",
-                                port,
-                                "/v1/chat/completions",
-                                chat_body(model, stream=stream),
-                                count=count,
-                                concurrency=concurrency,
-                                stream=stream,
-                                headers=headers,
-                                stagger=args.latency,
-                            )
-                        )
-                        cpu[name] += process.usage().cpu - before
-                summary = {}
-                for name, (_, model, process, _) in targets.items():
-                    load = _combine(loads[name])
-                    scenario = Scenario(name, model, concurrency, len(load.samples), 0, stream)
-                    now = process.usage()
-                    usage = (process, Usage(0.0, 0, 0), Usage(cpu[name], now.rss, now.peak))
-                    result = summarise(scenario, name, load, args.latency, usage, None)
-                    summary[name] = result
-                    raw.append(result.as_dict())
-                    rows.append(
-                        [
-                            name,
-                            concurrency,
-                            mode,
-                            f"{result.panels_per_s:,.1f}",
-                            *(f"{result.added_ms.get(p) or 0:.2f}" for p in ("p50", "p95", "p99")),
-                            f"{result.server_cpu_ms_per_panel:.2f}",
-                            f"{idle[name] / 1e6:.1f}",
-                            result.errors,
-                        ]
-                    )
-                ours, theirs = summary["benchwarmers"], summary["LiteLLM"]
-                ratio = {
-                    "concurrency": concurrency,
-                    "mode": mode,
-                    "added_p50_ratio": _ratio(ours.added_ms.get("p50"), theirs.added_ms.get("p50")),
-                    "added_p99_ratio": _ratio(ours.added_ms.get("p99"), theirs.added_ms.get("p99")),
-                    "throughput_ratio": _ratio(ours.panels_per_s, theirs.panels_per_s),
-                }
-                ratios.append(ratio)
-                print(
-                    f"  side by side c={concurrency} {mode}: ours ÷ LiteLLM added p50 {ratio['added_p50_ratio']}, "
-                    f"p99 {ratio['added_p99_ratio']}, throughput {ratio['throughput_ratio']}",
-                    flush=True,
-                )
-    finally:
-        proxy.stop()
-    ratio_rows = [
-        [r["concurrency"], r["mode"], r["added_p50_ratio"], r["added_p99_ratio"], r["throughput_ratio"]] for r in ratios
-    ]
-    return {
-        "litellm_version": _version(venv),
-        "headers": RESULT_HEADERS,
-        "rows": rows,
-        "ratio_headers": RATIO_HEADERS,
-        "ratio_rows": ratio_rows,
-        "ratios": ratios,
-        "results": raw,
-    }
+        return f"LiteLLM's proxy did not start: {exc}\n{tail}"
+    return proxy
 
 
 def _version(venv: Path) -> str | None:
@@ -238,7 +109,7 @@ def main() -> None:
     import run
 
     # A token load of our own (the tables need one), then the side-by-side rounds.
-    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --no-driver-ceiling --litellm"
+    token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --litellm --no-portkey"
     run.main([*token.split(), *sys.argv[1:]])
 
 

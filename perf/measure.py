@@ -9,6 +9,7 @@ waits for beyond the model, so it also counts waits inside the seat timer and th
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,24 @@ class Result:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def counts(concurrency: int, quick: bool, fixed: int | None) -> tuple[int, int]:
+    """(measured, warm-up) requests: enough per connection for stable percentiles, bounded in time."""
+    if fixed:
+        return fixed, max(2 * concurrency, 10)
+    if quick:
+        return min(max(6 * concurrency, 60), 1536), max(concurrency, 10)
+    return min(max(25 * concurrency, 300), 6400), max(2 * concurrency, 20)
+
+
+def profile_path(args: Any, scenario: Scenario, label: str = "") -> Path | None:
+    """Where a py-spy profile of this scenario goes, when `--profile` asks for its concurrency."""
+    if not args.profile or scenario.concurrency not in args.profile_at:
+        return None
+    model = label or scenario.model.split("/")[-1]
+    key = f"{model}-c{scenario.concurrency}-{'stream' if scenario.stream else 'json'}"
+    return args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-{key}.txt"
 
 
 def percentile(values: list[float], p: float) -> float | None:
@@ -148,6 +167,35 @@ async def run_scenario(
     profile: Path | None = None,
 ) -> Result:
     """Warm up (not counted), then measure `count` requests at the scenario's concurrency."""
+    result, _ = await run_scenario_load(
+        scenario,
+        port=port,
+        path=path,
+        make_body=make_body,
+        latency=latency,
+        target=target,
+        server=server,
+        upstream=upstream,
+        headers=headers,
+        profile=profile,
+    )
+    return result
+
+
+async def run_scenario_load(
+    scenario: Scenario,
+    *,
+    port: int,
+    path: str,
+    make_body: BodyFactory,
+    latency: float,
+    target: str,
+    server: Process | None,
+    upstream: Process | None,
+    headers: dict[str, str] | None = None,
+    profile: Path | None = None,
+) -> tuple[Result, Load]:
+    """`run_scenario`, also returning the measured load's samples (perf/tails.py lines them up)."""
     if scenario.warmup:
         await run_load(
             "127.0.0.1",
@@ -185,4 +233,4 @@ async def run_scenario(
     result = summarise(scenario, target, load, latency, server_usage, upstream_usage, busy)
     if profiler is not None:
         result.extra["profile"] = str(profiler.out)
-    return result
+    return result, load

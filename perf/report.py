@@ -52,6 +52,7 @@ LOAD_COLUMNS: list[Column] = [
     ("driver CPU %", lambda r: _num(r.driver_cpu_pct, 0)),
     ("fake CPU %", lambda r: _num(r.upstream_cpu_pct, 0)),
     ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
+    ("driver ceiling req/s", lambda r: _num(r.extra.get("ceiling_rps"))),
     ("errors", _errors),
 ]
 
@@ -81,17 +82,72 @@ IMAGE_COLUMNS: list[Column] = [
 ]
 
 
+SCALING_COLUMNS: list[Column] = [
+    ("scenario", lambda r: r.scenario),
+    ("conc", lambda r: r.concurrency),
+    ("mode", lambda r: "stream" if r.stream else "json"),
+    ("body KB", lambda r: _num(r.extra.get("body_kb"))),
+    ("panels/s", lambda r: _num(r.panels_per_s)),
+    ("seat calls/s", lambda r: _num(r.seat_calls_per_s)),
+    ("overhead p50 ms", lambda r: _ms(r.overhead_ms.get("p50"))),
+    ("p95", lambda r: _ms(r.overhead_ms.get("p95"))),
+    ("p99", lambda r: _ms(r.overhead_ms.get("p99"))),
+    ("added p50 ms", lambda r: _ms(r.added_ms.get("p50"))),
+    ("server CPU ms/panel", lambda r: _ms(r.server_cpu_ms_per_panel)),
+    ("CPU ms/seat", lambda r: _ms(r.extra.get("cpu_ms_per_seat"))),
+    ("server CPU %", lambda r: _num(r.server_cpu_pct, 0)),
+    ("peak RSS MB", lambda r: _num(r.peak_rss_mb)),
+    ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
+    ("driver ceiling req/s", lambda r: _num(r.extra.get("ceiling_rps"))),
+    ("errors", _errors),
+]
+
+TAILS_COLUMNS: list[Column] = [
+    ("server", lambda r: r.target),
+    ("conc", lambda r: r.concurrency),
+    ("mode", lambda r: "stream" if r.stream else "json"),
+    ("panels/s", lambda r: _num(r.panels_per_s)),
+    ("overhead p50 ms", lambda r: _ms(r.overhead_ms.get("p50"))),
+    ("p95", lambda r: _ms(r.overhead_ms.get("p95"))),
+    ("p99", lambda r: _ms(r.overhead_ms.get("p99"))),
+    ("max", lambda r: _ms(r.overhead_ms.get("max"))),
+    ("server CPU %", lambda r: _num(r.server_cpu_pct, 0)),
+    ("server CPU ms/panel", lambda r: _ms(r.server_cpu_ms_per_panel)),
+    ("loop lag p50 ms", lambda r: _ms(r.extra.get("lag_p50_ms"))),
+    ("p99", lambda r: _ms(r.extra.get("lag_p99_ms"))),
+    ("max", lambda r: _ms(r.extra.get("lag_max_ms"))),
+    ("lags ≥ 5 ms", lambda r: r.extra.get("lags_over_5ms", "-")),
+    ("≥ 20 ms", lambda r: r.extra.get("lags_over_20ms", "-")),
+    ("lags ≥ 5 ms, thread not running", lambda r: r.extra.get("lags_not_running", "-")),
+    ("loop thread's run-queue wait ms/s", lambda r: _num(r.extra.get("runq_ms_per_s"))),
+    ("other CPU %", lambda r: _num(r.other_cpu_pct, 0)),
+    ("driver ceiling req/s", lambda r: _num(r.extra.get("ceiling_rps"))),
+    ("errors", _errors),
+]
+
+PROBE_COLUMNS: list[Column] = [
+    ("conc", lambda r: r.concurrency),
+    ("mode", lambda r: "stream" if r.stream else "json"),
+    ("GC pauses gen 0/1/2", lambda r: "/".join(str(n) for n in r.extra.get("gc_by_gen", []))),
+    ("GC total ms", lambda r: _ms(r.extra.get("gc_total_ms"))),
+    ("GC max ms", lambda r: _ms(r.extra.get("gc_max_ms"))),
+    ("gen-2 max ms", lambda r: _ms(r.extra.get("gen2_max_ms"))),
+    ("commits", lambda r: r.extra.get("commits", "-")),
+    ("commit p50 ms", lambda r: _ms(r.extra.get("commit_p50_ms"))),
+    ("p99", lambda r: _ms(r.extra.get("commit_p99_ms"))),
+    ("max", lambda r: _ms(r.extra.get("commit_max_ms"))),
+    ("batch (mean)", lambda r: _num(r.extra.get("batch_mean"))),
+    ("panel write p50 ms", lambda r: _ms(r.extra.get("write_p50_ms"))),
+    ("p99", lambda r: _ms(r.extra.get("write_p99_ms"))),
+    ("max", lambda r: _ms(r.extra.get("write_max_ms"))),
+    ("reservation p50 ms", lambda r: _ms(r.extra.get("reserve_p50_ms"))),
+    ("p99", lambda r: _ms(r.extra.get("reserve_p99_ms"))),
+    ("max", lambda r: _ms(r.extra.get("reserve_max_ms"))),
+]
+
+
 def rows(columns: Sequence[Column], results: Sequence[Result]) -> list[list[str]]:
     return [[str(get(r)) for _, get in columns] for r in results]
-
-
-def show(title: str, columns: Sequence[Column], results: Sequence[Result]) -> None:
-    table = Table(title=title, header_style="bold", title_justify="left")
-    for header, _ in columns:
-        table.add_column(header, justify="left" if header in ("scenario", "target", "mode") else "right")
-    for row in rows(columns, results):
-        table.add_row(*row)
-    console.print(table)
 
 
 def show_pairs(title: str, headers: Sequence[str], data: Sequence[Sequence[Any]]) -> None:

@@ -1,8 +1,10 @@
 """Measure the bench's own cost per panel and per seat: one command, tables at the end.
 
-    python perf/run.py --quick          # about a minute: every scenario, few requests
-    python perf/run.py                  # the full run, LiteLLM side by side included (about 6 minutes)
+    python perf/run.py --quick          # about a minute: every main scenario, few requests
+    python perf/run.py                  # the full run, LiteLLM and Portkey side by side included
     python perf/run.py --markdown       # also print the tables as markdown for docs/BENCHMARKS.md
+    python perf/run.py --scaling        # only: cost against seats per panel and prompt size
+    python perf/run.py --tails          # only: tails at a 500 ms provider, with the server's probes
 
 A fixed-latency fake provider (perf/upstream.py) and `benchwarmers serve` each run in their own
 process; this process is the load driver (perf/driver.py). Nothing here is part of the test suite.
@@ -20,36 +22,27 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ceiling import Ceilings
 from driver import chat_body, image_body, run_load
 from fleet import PERF, Bench, Process, alias, start_fake
 from goals import goals
-from measure import MB, Result, Scenario, run_scenario
+from measure import MB, Result, Scenario, counts, profile_path, run_scenario
+from printout import print_tables
 from report import (
-    CEILING_COLUMNS,
-    IMAGE_COLUMNS,
-    LOAD_COLUMNS,
     console,
     machine,
-    markdown,
-    markdown_results,
     save,
-    show,
     show_pairs,
 )
+from scaling import configure as scaling_collections
+from scaling import scaling
+from side_by_side import side_by_side
 from spy import by_package, hot
+from tails import tails
 from upstream import MODELS
 
 COLLECTIONS = {"solo": ("solo: 1 member + 0 explorers", 1), "five": ("five: 3 members + 2 explorers", 5)}
 CHAT = "/v1/chat/completions"
-
-
-def counts(concurrency: int, quick: bool, fixed: int | None) -> tuple[int, int]:
-    """(measured, warm-up) requests: enough per connection for stable percentiles, bounded in time."""
-    if fixed:
-        return fixed, max(2 * concurrency, 10)
-    if quick:
-        return min(max(6 * concurrency, 60), 1536), max(concurrency, 10)
-    return min(max(25 * concurrency, 300), 6400), max(2 * concurrency, 20)
 
 
 def data_url(size: int) -> str:
@@ -88,18 +81,16 @@ async def load_scenarios(args: argparse.Namespace, bench: Bench, fake: Process) 
                     upstream=fake,
                     profile=profile_path(args, scenario),
                 )
-                progress(result)
+                report_row(result)
                 results.append(result)
-                if result.extra.get("profile"):
-                    show_hot(result)
     return results
 
 
-def profile_path(args: argparse.Namespace, scenario: Scenario) -> Path | None:
-    if not args.profile or scenario.concurrency not in args.profile_at:
-        return None
-    key = f"{scenario.model.split('/')[-1]}-c{scenario.concurrency}-{'stream' if scenario.stream else 'json'}"
-    return args.results / f"profile-{time.strftime('%Y%m%d-%H%M%S')}-{key}.txt"
+def report_row(result: Result) -> None:
+    """The progress line, and where the CPU went when the row was profiled."""
+    progress(result)
+    if result.extra.get("profile"):
+        show_hot(result)
 
 
 def show_hot(result: Result) -> None:
@@ -109,27 +100,6 @@ def show_hot(result: Result) -> None:
     show_pairs(f"Where the gateway's CPU went: {where} ({path})", ["function", "self %", "total %"], rows)
     packages = [[name, f"{share:.1f}"] for name, share in by_package(path) if share >= 0.5]
     show_pairs("Self time by package", ["package", "self %"], packages)
-
-
-async def driver_ceiling(args: argparse.Namespace, fake: Process, fake_port: int) -> list[Result]:
-    """The driver straight at the fake provider: the most this machine can measure, and its floor."""
-    results = []
-    for concurrency in args.concurrency:
-        count, warmup = counts(concurrency, args.quick, args.count)
-        scenario = Scenario("driver → fake provider", MODELS[0], concurrency, count, warmup)
-        result = await run_scenario(
-            scenario,
-            port=fake_port,
-            path="/e1/v1/chat/completions",
-            make_body=chat_body(MODELS[0]),
-            latency=args.latency,
-            target="no gateway (driver → fake)",
-            server=None,
-            upstream=fake,
-        )
-        progress(result)
-        results.append(result)
-    return results
 
 
 async def image_scenario(args: argparse.Namespace, bench: Bench, fake: Process) -> Result:
@@ -184,7 +154,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "(each in its own process). Prints tables; writes JSON to perf/results/.",
     )
     add = parser.add_argument
-    add("--quick", action="store_true", help="few requests per scenario, no ceiling or LiteLLM run (about a minute)")
+    add("--quick", action="store_true", help="few requests per scenario, no side-by-side run (about a minute)")
     add("--latency", type=float, default=0.05, help="the fake provider's fixed latency in seconds (0.05)")
     add(
         "--endpoints",
@@ -207,25 +177,71 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="measured requests per scenario (default: 25 per connection, "
         "300 to 6,400; quick: 6 per connection, 60 to 1,536)",
     )
+    add(
+        "--main",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="the main scenarios, image and side by side (default: on, unless --scaling or --tails is given)",
+    )
     add("--image-mb", type=float, default=15.0, help="size of the image request in MB, 0 to skip (15)")
     add("--image-count", type=int, default=None, help="image panels measured (10; quick: 3)")
     add("--image-concurrency", type=int, default=1, help="image panels at once (1)")
     add(
-        "--driver-ceiling",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="also drive the fake provider with no gateway between (default: on, off with --quick)",
-    )
-    add(
         "--litellm",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="side by side with LiteLLM's proxy from perf/.venv-litellm (default: on, off with --quick)",
+        help="side by side with LiteLLM's proxy from perf/.venv-litellm (default: on in a full main run)",
     )
     add("--litellm-venv", type=Path, default=PERF / ".venv-litellm", help="the virtualenv holding LiteLLM")
-    add("--litellm-concurrency", type=_ints, default="1,16,64", help="side-by-side concurrencies (1,16,64)")
-    add("--litellm-modes", type=_words, default="json,stream", help="side-by-side modes (json,stream)")
-    add("--rounds", type=int, default=2, help="A/B rounds per concurrency in the side-by-side run (2)")
+    add(
+        "--portkey",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="side by side with Portkey's gateway from perf/.portkey (default: on in a full main run)",
+    )
+    add("--portkey-prefix", type=Path, default=PERF / ".portkey", help="the npm prefix holding Portkey's gateway")
+    add(
+        "--portkey-install",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="npm-install Portkey's gateway into --portkey-prefix when it is missing (default: on)",
+    )
+    add(
+        "--side-concurrency",
+        "--litellm-concurrency",
+        type=_ints,
+        default="1,16,64",
+        help="side-by-side concurrencies (1,16,64)",
+    )
+    add("--side-modes", "--litellm-modes", type=_words, default="json,stream", help="side-by-side modes (json,stream)")
+    add("--rounds", type=int, default=2, help="rounds per gateway and concurrency in the side-by-side run (2)")
+    add("--scaling", action="store_true", help="seat calls/s and overhead against seats per panel and prompt size")
+    add("--scaling-concurrency", type=_ints, default="1,16,64", help="scaling concurrencies (1,16,64)")
+    add("--scaling-modes", type=_words, default="json", help="scaling modes (json)")
+    add(
+        "--scaling-megabytes",
+        type=float,
+        default=None,
+        help="prompt megabytes per large-prompt row at most (200; quick: 60)",
+    )
+    add("--tails", action="store_true", help="tails at a slow provider with the instrumented server")
+    add("--tails-latency", type=float, default=0.5, help="the tails fleet's provider latency in seconds (0.5)")
+    add("--tails-concurrency", type=_ints, default="16,64", help="tails concurrencies (16,64)")
+    add("--tails-modes", type=_words, default="json", help="tails modes (json)")
+    add(
+        "--tails-count",
+        type=int,
+        default=None,
+        help="measured panels per tails row (20 per connection, at least 400; quick: 8, at least 160)",
+    )
+    add("--tails-top", type=int, default=8, help="slowest requests listed per tails row (8)")
+    add(
+        "--tails-baseline",
+        action="store_true",
+        help="also run the tails rows on plain `benchwarmers serve` first (what the probes cost)",
+    )
+    add("--lag-interval", type=float, default=0.001, help="the loop-lag sampler's sleep in seconds (0.001)")
+    add("--lag-floor", type=float, default=2.0, help="loop lags kept with their time from this many ms (2)")
     add(
         "--profile",
         action="store_true",
@@ -240,101 +256,73 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     for name in args.collections:
         if name not in COLLECTIONS:
             parser.error(f"unknown collection {name!r}; choose from {', '.join(COLLECTIONS)}")
-    if args.driver_ceiling is None:
-        args.driver_ceiling = not args.quick
-    if args.litellm is None:
-        args.litellm = not args.quick
+    if args.main is None:
+        args.main = not (args.scaling or args.tails)
+    for peer in ("litellm", "portkey"):
+        if getattr(args, peer) is None:
+            setattr(args, peer, args.main and not args.quick)
     return args
 
 
 async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
     started = time.perf_counter()
     payload: dict[str, Any] = {"machine": machine(), "options": {k: str(v) for k, v in vars(args).items()}}
-    fake, fake_port = start_fake(args.latency, args.endpoints, logs)
-    bench = Bench(logs)
-    try:
-        console.print(f"configuring a bench in {bench.home} over the fake provider on port {fake_port} ...")
-        bench.configure(fake_port, args.endpoints)
-        bench.start()
-        assert bench.process is not None
-        await run_load("127.0.0.1", bench.port, CHAT, chat_body("bench/five"), count=200, concurrency=8)
-        idle = bench.process.usage().rss / MB
-        console.print(f"gateway pid {bench.process.pid}, idle RSS after warm-up {idle:.1f} MB")
-        results = await load_scenarios(args, bench, fake)
-        ceiling = await driver_ceiling(args, fake, fake_port) if args.driver_ceiling else []
-        image = await image_scenario(args, bench, fake) if args.image_mb > 0 else None
-        side = None
-        if args.litellm:
-            from litellm_side_by_side import side_by_side
-
-            side = await side_by_side(args, bench, fake_port, logs, model_alias=alias(0, args.endpoints))
-    finally:
-        bench.stop()
-        fake.stop()
-        if not args.keep:
-            bench.remove()
+    results: list[Result] = []
+    image = side = scaled = tails_found = None
+    idle = 0.0
+    if args.main or args.scaling or args.litellm or args.portkey:
+        fake, fake_port = start_fake(args.latency, args.endpoints, logs)
+        bench = Bench(logs)
+        ceilings = Ceilings(fake, fake_port, args.latency, quick=args.quick, count=args.count)
+        try:
+            console.print(f"configuring a bench in {bench.home} over the fake provider on port {fake_port} ...")
+            bench.configure(fake_port, args.endpoints)
+            names = scaling_collections(bench, args.endpoints) if args.scaling else {}
+            bench.start()
+            assert bench.process is not None
+            await run_load("127.0.0.1", bench.port, CHAT, chat_body("bench/five"), count=200, concurrency=8)
+            idle = bench.process.usage().rss / MB
+            console.print(f"gateway pid {bench.process.pid}, idle RSS after warm-up {idle:.1f} MB")
+            if args.main:
+                results = await load_scenarios(args, bench, fake)
+                for result in results:
+                    await ceilings.mark(result)
+            if args.scaling:
+                scaled = await scaling(args, bench, fake, ceilings, names, report_row)
+            for concurrency in args.concurrency if args.main else []:
+                await ceilings.at(concurrency)
+            if args.main and args.image_mb > 0:
+                image = await image_scenario(args, bench, fake)
+            if args.litellm or args.portkey:
+                for concurrency in args.side_concurrency:
+                    await ceilings.at(concurrency)
+                side = await side_by_side(args, bench, fake_port, logs, model_alias=alias(0, args.endpoints))
+        finally:
+            bench.stop()
+            fake.stop()
+            if not args.keep:
+                bench.remove()
+        ceiling = ceilings.all()
+    else:
+        ceiling = []
+    if args.tails:
+        tails_found = await tails(args, logs, report_row)
+        ceiling += tails_found["ceilings"]
     payload.update(
         idle_rss_mb=round(idle, 1),
         results=[r.as_dict() for r in results],
         ceiling=[r.as_dict() for r in ceiling],
         image=image.as_dict() if image else None,
-        litellm=side,
-        goals=goals(results, image, idle, side),
+        side_by_side=side,
+        scaling={k: [r.as_dict() for r in v] for k, v in scaled.items()} if scaled else None,
+        tails={**tails_found, "results": [r.as_dict() for r in tails_found["results"]], "ceilings": None}
+        if tails_found
+        else None,
+        goals=goals(results, image, idle, side, tails_found["results"] if tails_found else []),
         seconds=round(time.perf_counter() - started, 1),
     )
-    payload["_objects"] = (results, ceiling, image)
+    payload["_objects"] = (results, ceiling, image, scaled, tails_found)
     return payload
-
-
-def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
-    results, ceiling, image = payload.pop("_objects")
-    m = payload["machine"]
-    console.print(
-        f"\n{m['date']} · {m['nproc']} cores · {m['cpu']} · Python {m['python']} · "
-        f"fake latency {payload['options']['latency']} s · idle RSS {payload['idle_rss_mb']} MB"
-    )
-    show("Panels through the gateway", LOAD_COLUMNS, results)
-    if ceiling:
-        show("The driver's own ceiling (no gateway)", CEILING_COLUMNS, ceiling)
-    if image:
-        show("Image request", IMAGE_COLUMNS, [image])
-    side = payload.get("litellm")
-    if side and side.get("rows"):
-        title = f"Side by side with LiteLLM {side.get('litellm_version')} (1 model; ours: bench/solo)"
-        show_pairs(title, side["headers"], side["rows"])
-        show_pairs("Ours ÷ LiteLLM", side["ratio_headers"], side["ratio_rows"])
-    elif side:
-        console.print(f"LiteLLM side by side skipped: {side.get('skipped')}")
-    busiest = max((r.other_cpu_pct or 0.0 for r in [*results, *ceiling]), default=0.0)
-    if busiest > 25:
-        console.print(
-            f"[yellow]Other work used up to {busiest:.0f}% CPU (of {m['nproc']}00%) during this run: "
-            "the gateway competed for the cores, so read these figures as upper bounds.[/yellow]"
-        )
-    goal_headers = ["goal", "target", "reached", "met"]
-    show_pairs("Goals", goal_headers, payload["goals"])
-    if as_markdown:
-        console.print(
-            f"\nMeasured {m['date']} on {m['nproc']} cores ({m['cpu']}), Python {m['python']}, fake latency "
-            f"{payload['options']['latency']} s, idle RSS {payload['idle_rss_mb']} MB; other work on the machine "
-            f"used up to {busiest:.0f}% CPU during the run.",
-            markup=False,
-        )
-        console.print("\n### Panels through the gateway\n")
-        console.print(markdown_results(LOAD_COLUMNS, results), markup=False)
-        if ceiling:
-            console.print("\n### The driver's own ceiling\n")
-            console.print(markdown_results(CEILING_COLUMNS, ceiling), markup=False)
-        if image:
-            console.print("\n### Image request\n")
-            console.print(markdown_results(IMAGE_COLUMNS, [image]), markup=False)
-        if side and side.get("rows"):
-            console.print(f"\n### Side by side with LiteLLM {side.get('litellm_version')}\n")
-            console.print(markdown(side["headers"], side["rows"]), markup=False)
-            console.print("")
-            console.print(markdown(side["ratio_headers"], side["ratio_rows"]), markup=False)
-        console.print("\n### Goals\n")
-        console.print(markdown(goal_headers, payload["goals"]), markup=False)
 
 
 def main(argv: list[str] | None = None) -> None:
