@@ -64,6 +64,7 @@ class Merged:
         return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
 
 
+INFLIGHT_POLL = 0.05  # seconds between looks at a panel another process is running
 RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
@@ -155,16 +156,36 @@ class Panels:
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
             return await asyncio.shield(inflight)
-        window = (await self.state.snapshot()).gateway["replay_window"]
+        snapshot = await self.state.snapshot()
+        since = time.time() - snapshot.gateway["replay_window"]
         async with self.state.read() as conn:
             found = await calls.find_replay(
-                conn,
-                caller=caller.name,
-                request_hash=body_hash,
-                idempotency_key=idempotency_key,
-                since=time.time() - window,
+                conn, caller=caller.name, request_hash=body_hash, idempotency_key=idempotency_key, since=since
             )
-        return found["response"] if found else None
+            running = None
+            if found is None:
+                # Another worker or host may be running it (an SDK retry lands where the balancer sends it).
+                running = await calls.find_inflight(conn, caller=caller.name, request_hash=body_hash, since=since)
+        if found is not None:
+            return found["response"]
+        if running is None:
+            return None
+        return await self._recorded(running, time.monotonic() + 2 * float(snapshot.gateway["seat_timeout"]) + 30)
+
+    async def _recorded(self, panel_id: str, deadline: float) -> ChatCompletion | None:
+        """The reply of a panel another process is running, once it is recorded; None when that run
+        was dropped (it failed before any seat: this request runs afresh)."""
+        while time.monotonic() < deadline:
+            async with self.state.read() as conn:
+                exists, response = await calls.panel_outcome(conn, panel_id)
+            if not exists:
+                return None
+            if response is not None:
+                return response
+            await asyncio.sleep(INFLIGHT_POLL)
+        raise Unavailable(
+            f"the first attempt of this request (panel {panel_id}) is still running; retry later", code="panel_running"
+        )
 
     async def run(
         self,
@@ -349,7 +370,12 @@ class Panels:
             }
             for i, o in enumerate(outcomes)
         ]
-        await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
+        try:
+            await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
+        except BaseException:
+            self.state.metrics.unrecorded(panel.collection["name"])
+            raise
+        self.state.metrics.panel(panel.collection["name"], outcomes)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS and o.status not in calls.NOT_CALLED:
                 self.state.history.seated(o.alias, panel.shape, now)
