@@ -17,6 +17,7 @@ from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
+from benchwarmers.bench.tracing import Tracing
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
@@ -58,6 +59,7 @@ class BenchState:
         self._checked_at = 0.0
         self._aliases: dict[int, str] | None = None  # model pk → alias, as of the last snapshot loaded
         self._metrics: Metrics | None = None
+        self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
 
     @property
     def metrics(self) -> Metrics:

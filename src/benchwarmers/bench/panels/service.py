@@ -198,7 +198,8 @@ class Panels:
         # The first of two identical requests in flight is the one a replay waits for.
         self._inflight.setdefault(key, future)
         try:
-            reply = await self._run(panel, idempotency_key, disconnected)
+            with self.state.tracing.panel(panel):
+                reply = await self._run(panel, idempotency_key, disconnected)
             future.set_result(reply)
             return reply
         except BaseException as exc:
@@ -376,6 +377,7 @@ class Panels:
             self.state.metrics.unrecorded(panel.collection["name"])
             raise
         self.state.metrics.panel(panel.collection["name"], outcomes)
+        self.state.tracing.seats(await self.state.snapshot(), outcomes)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS and o.status not in calls.NOT_CALLED:
                 self.state.history.seated(o.alias, panel.shape, now)
