@@ -123,6 +123,12 @@ def test_two_workers_on_sqlite_answer_every_panel_and_count_them_together(tmp_pa
             fake.script(model, latency=0.01)
         add_fake_endpoint(server, fake, models=[listed(m) for m in ROSTER])
         collection(server, "one", ["phi-4", "qwen3-32b"], max_explorers=1)
+        # Both workers up and counted (a worker reports itself once it has answered a request; each
+        # request here is a new connection, which either worker may accept).
+        deadline = time.monotonic() + 60
+        while len(worker_pids(server.url)) < 2:
+            assert time.monotonic() < deadline, "the second worker never answered"
+            httpx2.get(f"{server.url}/healthz")
         sent = 60
 
         async def main() -> set[str]:
@@ -140,7 +146,6 @@ def test_two_workers_on_sqlite_answer_every_panel_and_count_them_together(tmp_pa
         assert len(answered) == sent
         # Whichever worker answers the scrape, it adds up every worker's figures.
         assert [panels_counted(server.url) for _ in range(4)] == [sent] * 4
-        assert len(worker_pids(server.url)) == 2  # both workers answered some
         stored = server.admin(lambda bench: bench.log.head(limit=sent + 10))
         assert set(stored["ids"]) == answered
     finally:

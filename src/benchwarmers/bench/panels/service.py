@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -65,6 +66,7 @@ class Merged:
 
 
 INFLIGHT_POLL = 0.05  # seconds between looks at a panel another process is running
+log = logging.getLogger("benchwarmers.panels")
 RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
@@ -157,20 +159,25 @@ class Panels:
         if inflight is not None:
             return await asyncio.shield(inflight)
         snapshot = await self.state.snapshot()
-        since = time.time() - snapshot.gateway["replay_window"]
+        now = time.time()
+        since = now - snapshot.gateway["replay_window"]
+        longest = 2 * float(snapshot.gateway["seat_timeout"]) + 30  # seats, then a merger, then recording
         async with self.state.read() as conn:
             found = await calls.find_replay(
                 conn, caller=caller.name, request_hash=body_hash, idempotency_key=idempotency_key, since=since
             )
             running = None
             if found is None:
-                # Another worker or host may be running it (an SDK retry lands where the balancer sends it).
-                running = await calls.find_inflight(conn, caller=caller.name, request_hash=body_hash, since=since)
+                # Another worker or host may be running it (an SDK retry lands where the balancer sends it);
+                # a reservation older than the longest panel is one whose process died with it.
+                running = await calls.find_inflight(
+                    conn, caller=caller.name, request_hash=body_hash, since=max(since, now - longest)
+                )
         if found is not None:
             return found["response"]
         if running is None:
             return None
-        return await self._recorded(running, time.monotonic() + 2 * float(snapshot.gateway["seat_timeout"]) + 30)
+        return await self._recorded(running, time.monotonic() + longest)
 
     async def _recorded(self, panel_id: str, deadline: float) -> ChatCompletion | None:
         """The reply of a panel another process is running, once it is recorded; None when that run
@@ -205,10 +212,21 @@ class Panels:
         except BaseException as exc:
             future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("panel cancelled"))
             future.exception()  # mark retrieved: a replay may never come
+            if isinstance(exc, Exception):
+                await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
             if self._inflight.get(key) is future:
                 del self._inflight[key]
+
+    async def _unreserve(self, panel_id: str) -> None:
+        """Drop the reservation of a panel that failed before it was recorded (best effort: when the
+        database is what failed, the reservation ages out of `replay`'s look instead)."""
+        try:
+            async with self.state.write() as conn:
+                await calls.drop_reservation(conn, panel_id)
+        except Exception as exc:
+            log.warning("could not drop the reservation of failed panel %s (%s)", panel_id, type(exc).__name__)
 
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
