@@ -7,9 +7,10 @@ processes write to the same database, so the whole history is re-read every `TTL
 
 Staleness cannot wait that long: several workers (or hosts) seating from their own view would
 each pick the same stalest explorer. So who sat when is caught up with every process's seats at
-most every `CATCH_UP` seconds (one indexed query). Verdict counts move slowly and only shift
-rankings a little, so they wait for the full re-read; failure streaks are ended in the database
-for every model that answered, whoever started them (evidence/learning.py).
+most every `CATCH_UP` seconds (one indexed query), and so is the set of models on a failure
+streak (a model that answers here must end a streak another process started; a streak started in
+the last second elsewhere may go on one failure longer). Verdict counts move slowly and only
+shift rankings a little, so they wait for the full re-read.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ class SeatHistory:
         for key, at in (await calls.seated_since(conn, self.caught_up_at - OVERLAP)).items():
             if at > self.last_seated.get(key, 0.0):
                 self.last_seated[key] = at
+        # Streaks other processes started: a model that answers here must end them too.
+        self.streaking = await roster.streaking_models(conn)
         self.caught_up_at = now
 
     def stale(self, now: float | None = None) -> bool:

@@ -97,6 +97,9 @@ class Metrics:
         self.commit_writes = Counter(
             "benchwarmers_recorder_writes", "Writes committed by the recorder.", registry=registry
         )
+        self._seats: dict[tuple[str, ...], Any] = {}
+        self._took: dict[tuple[str, ...], Any] = {}
+        self._routes: dict[tuple[str, int], Any] = {}
         self._process: dict[str, Any] = {}
         self._process_at = 0.0
         if multiprocess_dir is None:
@@ -114,15 +117,26 @@ class Metrics:
     # -- counting ----------------------------------------------------------------------------------
 
     def request(self, route: str, status: int) -> None:
-        self.requests.labels(route, str(status)).inc()
-        self._update_process()
+        counted = self._routes.get((route, status))
+        if counted is None:
+            counted = self._routes[(route, status)] = self.requests.labels(route, str(status))
+        counted.inc()
+        if self._process:
+            self._update_process()
 
     def panel(self, collection: str, outcomes: Iterable[SeatOutcome]) -> None:
         answered = False
         for outcome in outcomes:
-            self.seats.labels(outcome.alias, outcome.endpoint, outcome.seat, outcome.status).inc()
+            key = (outcome.alias, outcome.endpoint, outcome.seat, outcome.status)
+            seats = self._seats.get(key)
+            if seats is None:  # a child per label set, kept: labels() costs more than the count
+                seats = self._seats[key] = self.seats.labels(*key)
+            seats.inc()
             if outcome.status in ("ok", "empty", "error"):
-                self.seat_seconds.labels(outcome.alias, outcome.endpoint).observe(outcome.seconds)
+                took = self._took.get(key[:2])
+                if took is None:
+                    took = self._took[key[:2]] = self.seat_seconds.labels(*key[:2])
+                took.observe(outcome.seconds)
             if outcome.failure is not None and outcome.failure.kind.value == "rate_limited":
                 self.rate_limited.labels(outcome.alias, outcome.endpoint).inc()
             elif outcome.status == "cooling":

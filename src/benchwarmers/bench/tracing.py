@@ -35,7 +35,8 @@ class Tracing:
         self.otlp_endpoint = otlp_endpoint
 
     def tracer(self) -> Any:
-        """The tracer, or None when OpenTelemetry is not installed."""
+        """The tracer, or None when OpenTelemetry is not installed or no one set a tracer provider
+        (decided at the first panel: a panel then costs nothing for tracing)."""
         if not self._ready:
             self._ready = True
             try:
@@ -44,6 +45,8 @@ class Tracing:
                 return None
             if self.otlp_endpoint:
                 _configure_sdk(trace)
+            if isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+                return None
             self._tracer = trace.get_tracer("benchwarmers", __version__)
         return self._tracer
 

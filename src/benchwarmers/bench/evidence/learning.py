@@ -170,7 +170,5 @@ async def learn_from_seats(
         if streak >= failing_after and not model.retired:
             await retire(conn, model, streak=streak, error=outcome.error, now=now)
     if history is not None:
-        history.streaks_ended(answered)
-    # Every model that answered, not only those this process saw fail: another worker or host may
-    # have started its streak (the statement skips rows without one, so it writes nothing then).
+        answered = history.streaks_ended(answered)
     await roster.end_streaks(conn, answered)
