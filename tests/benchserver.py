@@ -93,19 +93,26 @@ class ServeProcess(BenchServer):
 
     _process: subprocess.Popen[bytes] | None = None
     _log: Any = None
+    workers = 1
 
     def start(self) -> ServeProcess:
         self.settings.ensure_home()
         env = {**os.environ, "BENCHWARMERS_HOME": str(self.settings.home)}
         if self.settings.redis_url:
             env["BENCHWARMERS_REDIS_URL"] = self.settings.redis_url
+        if self.settings.database_url:
+            env["BENCHWARMERS_DATABASE_URL"] = self.settings.database_url
+        if self.settings.admin_token:
+            env["BENCHWARMERS_ADMIN_TOKEN"] = self.settings.admin_token
         self._log = log = (self.settings.home / f"serve-{self.port}.log").open("wb")
         command = [str(Path(sys.executable).with_name("benchwarmers")), "serve", "--bind", f"127.0.0.1:{self.port}"]
+        if self.workers > 1:
+            command += ["--workers", str(self.workers)]
         self._process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 60
         while True:
             try:
-                if httpx2.get(f"{self.url}/healthz").status_code == 200:
+                if httpx2.get(f"{self.url}/readyz").status_code == 200:
                     return self
             except httpx2.TransportError:
                 pass
@@ -116,7 +123,7 @@ class ServeProcess(BenchServer):
     def stop(self) -> None:
         if self._process is not None:
             self._process.terminate()
-            self._process.wait(timeout=15)
+            self._process.wait(timeout=30)
         if self._log is not None:
             self._log.close()
 

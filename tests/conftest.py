@@ -11,6 +11,7 @@ import pytest
 
 from benchwarmers.settings import Settings
 from tests.fakes.upstream import FakeUpstream
+from tests.postgres import Cluster, remove_cluster, start_cluster
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
 # Settings matches names case-insensitively, so `benchwarmers_home` counts too.
@@ -44,6 +45,64 @@ def _sealed(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
     `os.environ` inherit the seal.
     """
     _seal(monkeypatch, tmp_path_factory.mktemp("home") / "home")
+
+
+# The tests of the store, the gateway, evidence and access run on both stores: each test once on
+# SQLite and once on a fresh PostgreSQL database (BENCHWARMERS_DATABASE_URL), the same code.
+BOTH_STORES = frozenset(
+    {
+        "test_store",
+        "test_gateway_panels",
+        "test_gateway_refusals",
+        "test_gateway_settings",
+        "test_evidence",
+        "test_evidence_gateway",
+        "test_verdicts_and_log",
+        "test_access_admin",
+        "test_access_cors",
+        "test_access_keys",
+        "test_access_limits",
+        "test_access_secrets",
+        "test_access_leaks",
+        "test_metrics",
+        "test_backup",
+    }
+)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "store" not in metafunc.fixturenames or metafunc.module.__name__.rpartition(".")[2] not in BOTH_STORES:
+        return
+    stores = ["sqlite"] if metafunc.definition.get_closest_marker("sqlite_only") else ["sqlite", "postgres"]
+    metafunc.parametrize("store", stores, indirect=True)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Cluster]:
+    """The session's PostgreSQL cluster (started on first use)."""
+    from tests.benchserver import free_port
+
+    cluster = start_cluster(free_port())
+    try:
+        yield cluster
+    finally:
+        remove_cluster(cluster)
+
+
+@pytest.fixture(autouse=True)
+def store(request: pytest.FixtureRequest, _sealed: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """Which store this test runs on: "sqlite" (the default) or "postgres" (a fresh database)."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        yield kind
+        return
+    cluster: Cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.new_database()
+    monkeypatch.setenv("BENCHWARMERS_DATABASE_URL", url)
+    try:
+        yield kind
+    finally:
+        cluster.drop(url)
 
 
 @pytest.fixture

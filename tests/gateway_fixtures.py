@@ -72,44 +72,55 @@ def client(server: BenchServer) -> OpenAI:
     return OpenAI(base_url=server.v1, api_key="not-needed-on-loopback", max_retries=0, timeout=30)
 
 
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    binary = shutil.which("redis-server")
-    if binary is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    pytest.importorskip("redis", reason="the redis extra is not installed (pip install 'benchwarmers[redis]')")
-    port = free_port()
-    process = subprocess.Popen(
-        [
-            binary,
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+class RedisServer:
+    """A redis-server on a free loopback port, that a test may stop and start again (same port)."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        if binary is None:
+            pytest.skip("redis-server is not installed (apt-get install redis-server)")
+        pytest.importorskip("redis", reason="the redis extra is not installed (pip install 'benchwarmers[redis]')")
+        self.binary, self.folder, self.port = binary, folder, free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> RedisServer:
+        options = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        self.process = subprocess.Popen(
+            [self.binary, *options, "--dir", str(self.folder)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + 10
         while True:
             try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
                     sock.sendall(b"PING\r\n")
                     if sock.recv(16).startswith(b"+PONG"):
-                        break
+                        return self
             except OSError:
                 pass
             if time.monotonic() > deadline:
                 raise RuntimeError("redis-server did not start")
             time.sleep(0.05)
-        yield f"redis://127.0.0.1:{port}/0"
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.kill()
+            self.process.wait(timeout=10)
+            self.process = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path).start()
+    try:
+        yield server
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer) -> str:
+    return redis_server.url

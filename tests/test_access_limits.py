@@ -142,6 +142,7 @@ def _big_body(size: int) -> bytes:
     return head + b"x" * (size - len(head) - len(tail)) + tail
 
 
+@pytest.mark.sqlite_only  # two servers with two homes: on one PostgreSQL database they would share one bench
 @pytest.mark.parametrize("keyed", [False, True], ids=["local", "with-key"])
 def test_a_21_mb_body_is_413_before_any_model_is_called(bench_with_roster, keyed_server, fake, keyed):
     server = keyed_server if keyed else bench_with_roster

@@ -226,7 +226,7 @@ def echo_bench(tmp_path: Path) -> Iterator[tuple[BenchServer, FakeUpstream, str]
             server.stop()
 
 
-def test_known_secrets_echoed_in_answers_and_errors_are_stored_and_shown_redacted(echo_bench):
+def test_known_secrets_echoed_in_answers_and_errors_are_stored_and_shown_redacted(echo_bench, store, request):
     server, fake, key = echo_bench
     messages = [
         {
@@ -280,12 +280,14 @@ def test_known_secrets_echoed_in_answers_and_errors_are_stored_and_shown_redacte
 
     server.stop()
     home = server.settings.home
-    files = [path for path in home.rglob("*") if path.is_file()]
-    assert any(path.name == "bench.db" for path in files)
-    for path in files:
-        data = path.read_bytes()
+    files = {path.name: path.read_bytes() for path in home.rglob("*") if path.is_file()}
+    if store == "sqlite":
+        assert "bench.db" in files
+    else:
+        files["pg_dump"] = request.getfixturevalue("pg_cluster").dump(server.settings.db_url)
+    for name, data in files.items():
         for canary in (URL_TOKEN, PROVIDER_KEY, ADMIN_TOKEN, key):
-            assert canary.encode() not in data, f"{canary} in {path.name}"
+            assert canary.encode() not in data, f"{canary} in {name}"
 
 
 # -- image data in every request shape --------------------------------------------------------------

@@ -2,69 +2,24 @@
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
 import time
-import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import httpx2
 import pytest
 
-from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
-
-PG_BIN = next(iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None)
-
-
-def _as_postgres(*command: str) -> None:
-    # initdb refuses to run as root; CI runs as root, so the cluster belongs to the postgres user.
-    prefix = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    subprocess.run([*prefix, *command], check=True, capture_output=True, timeout=60)
-
-
-@pytest.fixture(scope="module")
-def postgres() -> Iterator[str]:
-    if PG_BIN is None or (os.geteuid() == 0 and shutil.which("runuser") is None):
-        pytest.skip("PostgreSQL server binaries are not installed (apt-get install postgresql)")
-    pytest.importorskip("asyncpg", reason="the postgres extra is not installed (pip install 'benchwarmers[postgres]')")
-    # Outside pytest's private temp folders: the postgres user must be able to reach it.
-    root = Path(tempfile.mkdtemp(prefix="bench-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-    data, port = root / "data", free_port()
-    _as_postgres(str(PG_BIN / "initdb"), "-D", str(data), "-A", "trust", "-U", "bench")
-    _as_postgres(
-        str(PG_BIN / "pg_ctl"),
-        "-D",
-        str(data),
-        "-l",
-        str(root / "log"),
-        "-w",
-        "-o",
-        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off",
-        "start",
-    )
-    try:
-        yield f"127.0.0.1:{port}"
-    finally:
-        _as_postgres(str(PG_BIN / "pg_ctl"), "-D", str(data), "-m", "immediate", "stop")
-        shutil.rmtree(root, ignore_errors=True)
+from tests.benchserver import BenchServer, add_fake_endpoint, listed
 
 
 @pytest.fixture
-def pg_server(postgres, tmp_path, fake) -> Iterator[BenchServer]:
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    _as_postgres(
-        str(PG_BIN / "createdb"), "-h", postgres.split(":")[0], "-p", postgres.split(":")[1], "-U", "bench", name
-    )
-    server = BenchServer(tmp_path / "home", database_url=f"postgresql+asyncpg://bench@{postgres}/{name}").start()
+def pg_server(pg_cluster, tmp_path, fake) -> Iterator[BenchServer]:
+    url = pg_cluster.new_database()
+    server = BenchServer(tmp_path / "home", database_url=url).start()
     try:
         yield server
     finally:
         server.stop()
+        pg_cluster.drop(url)
 
 
 def test_a_panel_and_its_verdict_on_postgres(pg_server, fake):

@@ -20,7 +20,6 @@ from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import calls
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
-from tests import test_postgres
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import ask, collection
 
@@ -30,8 +29,6 @@ OLD_ERROR = "CANARY-old-error-77aa"
 OLD_CLAIM = "CANARY-old-claim-e5f0"
 NEW_PROMPT = "CANARY-new-prompt-31c8"
 DAY = 86_400.0
-
-postgres = test_postgres.postgres  # the throwaway PostgreSQL cluster, for the last test
 
 
 def judged_panel(server: BenchServer, client: OpenAI, prompt: str, useful: bool, claim: str = OLD_CLAIM) -> str:
@@ -244,11 +241,8 @@ def test_retention_days_is_a_whole_number_of_days(server):
     assert server.admin(lambda bench: bench.state.snapshot()).gateway["retention_days"] == 30
 
 
-def test_purge_on_postgresql(postgres, tmp_path: Path, fake):
-    name = f"bench_purge_{int(time.time() * 1000) % 10**8}"
-    host, port = postgres.split(":")
-    test_postgres._as_postgres(str(test_postgres.PG_BIN / "createdb"), "-h", host, "-p", port, "-U", "bench", name)
-    server = BenchServer(tmp_path / "home", database_url=f"postgresql+asyncpg://bench@{postgres}/{name}").start()
+def test_purge_on_postgresql(pg_cluster, tmp_path: Path, fake):
+    server = BenchServer(tmp_path / "home", database_url=pg_cluster.new_database()).start()
     try:
         add_fake_endpoint(server, fake, models=[listed("llama-3.3-70b"), listed("qwen3-32b")])
         fake.script("llama-3.3-70b", reply=OLD_ANSWER)

@@ -1,7 +1,7 @@
 """Every route is guarded as its place says, or is on the short list of open ones.
 
 This walks every route of a real app in admin-token mode and calls each with no credentials:
-`/api/...` answers 401 (the admin token is needed), `/v1/...` and `/bench/...` 401 (a gateway key
+`/api/...` and `/metrics` answer 401 (the admin token is needed), `/v1/...` and `/bench/...` 401 (a gateway key
 is needed), and every other route is a dashboard page that sends the browser to /login. A body
 that is not even JSON is sent to the routes that take one: the guard answers before any body is
 read. A route added without a guard fails here until it is guarded or named in OPEN with why.
@@ -100,7 +100,7 @@ def test_a_route_refuses_a_caller_without_credentials(admin_bench: BenchServer, 
         response = httpx2.request(method, url, content=b"{not json", headers={"content-type": "application/json"})
     else:
         response = httpx2.request(method, url)
-    if path.startswith("/api/"):
+    if path.startswith("/api/") or path == "/metrics":  # programs: the token as a bearer
         assert (response.status_code, response.json()) == (401, ADMIN_NEEDED)
         assert response.headers["www-authenticate"] == "Bearer"
     elif path.startswith(("/v1/", "/bench/")):

@@ -6,7 +6,9 @@ import asyncio
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
 
+import pytest
 from alembic.script import ScriptDirectory
 from sqlalchemy import inspect
 
@@ -50,26 +52,101 @@ def table_names(url: str) -> set[str]:
     return asyncio.run(main())
 
 
+@pytest.fixture
+def empty_url(store, tmp_path, request) -> Iterator[str]:
+    """A database with no schema yet, on this test's store."""
+    if store == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+        return
+    cluster = request.getfixturevalue("pg_cluster")
+    url = cluster.empty_database()
+    try:
+        yield url
+    finally:
+        cluster.drop(url)
+
+
+def alembic_to(url: str, revision: str, *, down: bool = False, then=None) -> None:
+    """Upgrade (or downgrade) the database at `url` to `revision` with Alembic; `then(connection)` after."""
+    from alembic import command
+
+    async def main() -> None:
+        engine = create_engine(url)
+
+        def move(connection):
+            config = alembic_config()
+            config.attributes["connection"] = connection
+            (command.downgrade if down else command.upgrade)(config, revision)
+            if then is not None:
+                then(connection)
+
+        async with engine.begin() as conn:
+            await conn.run_sync(move)
+        await engine.dispose()
+
+    asyncio.run(main())
+
+
+def schema_drift(url: str) -> list:
+    """What differs between the database's schema and store/schema.py (nothing, after migrations)."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    from benchwarmers.store.schema import metadata
+
+    async def main() -> list:
+        engine = create_engine(url)
+        async with engine.connect() as conn:
+            found = await conn.run_sync(lambda c: compare_metadata(MigrationContext.configure(c), metadata))
+        await engine.dispose()
+        return found
+
+    return asyncio.run(main())
+
+
+def tables_now(url: str) -> set[str]:
+    """The tables there are, without migrating."""
+
+    async def main() -> set[str]:
+        engine = create_engine(url)
+        async with engine.connect() as conn:
+            names = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
+        await engine.dispose()
+        return names
+
+    return asyncio.run(main())
+
+
+REVISIONS = [r.revision for r in reversed(list(ScriptDirectory.from_config(alembic_config()).walk_revisions()))]
+
+
+@pytest.mark.parametrize("start", REVISIONS[:-1])
+def test_every_earlier_revision_migrates_to_the_head_on_open(empty_url, start, tmp_path):
+    alembic_to(empty_url, start)
+    assert table_names(empty_url) == TABLES
+    assert schema_drift(empty_url) == []
+
+
+def test_the_head_downgrades_to_nothing_and_upgrades_again(empty_url):
+    assert table_names(empty_url) == TABLES
+    for revision in reversed(["base", *REVISIONS[:-1]]):
+        alembic_to(empty_url, revision, down=True)
+    assert tables_now(empty_url) == {"alembic_version"}
+    assert table_names(empty_url) == TABLES
+    assert schema_drift(empty_url) == []
+
+
 def test_the_known_schema_revision_is_alembics_head():
     assert ScriptDirectory.from_config(alembic_config()).get_current_head() == SCHEMA_REVISION
 
 
-def test_an_older_database_is_migrated_forward_on_open(tmp_path):
-    from alembic import command
-
-    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+def test_an_older_database_is_migrated_forward_on_open(tmp_path, empty_url):
+    url = empty_url
+    alembic_to(url, "0001")
 
     async def main() -> str:
         engine = create_engine(url)
-
-        def to_first(connection):
-            config = alembic_config()
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0001")
-
-        async with engine.begin() as conn:
-            await conn.run_sync(to_first)
-        async with Bench(Settings(home=tmp_path)):
+        async with Bench(Settings(home=tmp_path, database_url=url)):
             pass
         async with engine.connect() as conn:
             version = (await conn.exec_driver_sql("SELECT version_num FROM alembic_version")).scalar()
@@ -79,34 +156,26 @@ def test_an_older_database_is_migrated_forward_on_open(tmp_path):
     assert asyncio.run(main()) == SCHEMA_REVISION
 
 
-def test_models_and_alerts_from_before_retirement_migrate_as_not_retired_and_unresolved(tmp_path):
-    from alembic import command
+def test_models_and_alerts_from_before_retirement_migrate_as_not_retired_and_unresolved(tmp_path, empty_url):
+    url = empty_url
 
-    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
+    def rows(connection):
+        connection.exec_driver_sql(
+            "INSERT INTO endpoints (id, name, base_url, kind, free_tier, enabled, created_at) "
+            "VALUES (1, 'p', 'https://example.invalid/v1', 'openai', true, true, 0)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO models (id, alias, endpoint_id, model_id, enabled, gone, first_seen, "
+            "rate_limited_streak, failure_streak) VALUES (1, 'p/m', 1, 'm', true, false, 0, 0, 7)"
+        )
+        connection.exec_driver_sql(
+            "INSERT INTO alerts (kind, subject, message, created_at) VALUES ('failing', 'p/m', 'old', 0)"
+        )
+
+    alembic_to(url, "0002", then=rows)
 
     async def main() -> tuple[dict, list[dict]]:
-        engine = create_engine(url)
-
-        def to_0002(connection):
-            config = alembic_config()
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0002")
-            connection.exec_driver_sql(
-                "INSERT INTO endpoints (id, name, base_url, kind, free_tier, enabled, created_at) "
-                "VALUES (1, 'p', 'https://example.invalid/v1', 'openai', 1, 1, 0)"
-            )
-            connection.exec_driver_sql(
-                "INSERT INTO models (id, alias, endpoint_id, model_id, enabled, gone, first_seen, "
-                "rate_limited_streak, failure_streak) VALUES (1, 'p/m', 1, 'm', 1, 0, 0, 0, 7)"
-            )
-            connection.exec_driver_sql(
-                "INSERT INTO alerts (kind, subject, message, created_at) VALUES ('failing', 'p/m', 'old', 0)"
-            )
-
-        async with engine.begin() as conn:
-            await conn.run_sync(to_0002)
-        await engine.dispose()
-        async with Bench(Settings(home=tmp_path)) as bench:
+        async with Bench(Settings(home=tmp_path, database_url=url)) as bench:
             model = await bench.models.model("p/m")
             found = await bench_alerts.list_alerts(bench.state)
         return model, found
@@ -116,14 +185,16 @@ def test_models_and_alerts_from_before_retirement_migrate_as_not_retired_and_unr
     assert [(a["kind"], a["acknowledged_at"], a["resolved_at"]) for a in found] == [("failing", None, None)]
 
 
-def test_migrations_create_everything_and_rerun_cleanly(tmp_path):
-    url = f"sqlite+aiosqlite:///{tmp_path / 'bench.db'}"
-    assert table_names(url) == TABLES
-    assert table_names(url) == TABLES
+def test_migrations_create_everything_and_rerun_cleanly(empty_url, store, tmp_path):
+    assert table_names(empty_url) == TABLES
+    assert table_names(empty_url) == TABLES
+    if store != "sqlite":
+        return
     with sqlite3.connect(tmp_path / "bench.db") as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
+@pytest.mark.sqlite_only
 def test_home_is_created_private_and_env_names_are_the_contract(tmp_path, monkeypatch):
     home = tmp_path / "data" / "bench"
     monkeypatch.setenv("BENCHWARMERS_HOME", str(home))

@@ -38,6 +38,12 @@ class Settings(BaseSettings):
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
     key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
+    # prometheus_client's own variable: `serve --workers N` sets it; one process counts in memory.
+    metrics_dir: Path | None = Field(default=None, validation_alias=_env("PROMETHEUS_MULTIPROC_DIR"))
+    # OpenTelemetry's own variables: either one turns traces on (the SDK reads the rest of OTEL_*).
+    otlp_endpoint: str | None = Field(
+        default=None, validation_alias=_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
+    )
 
     @classmethod
     def settings_customise_sources(
@@ -57,7 +63,9 @@ class Settings(BaseSettings):
     def _expand_home(cls, value: Path) -> Path:
         return value.expanduser()
 
-    @field_validator("admin_token", "database_url", "redis_url", "public_url", "key", mode="before")
+    @field_validator(
+        "admin_token", "database_url", "redis_url", "public_url", "key", "metrics_dir", "otlp_endpoint", mode="before"
+    )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

@@ -4,6 +4,13 @@ its verdict counts, and which models are on a failure streak.
 Every rule that changes these lives here (a seat taken, a verdict given or replaced, a streak
 started or ended), so the panel path, the verdict path and the recorder agree on them. Other
 processes write to the same database, so the whole history is re-read every `TTL` seconds.
+
+Staleness cannot wait that long: several workers (or hosts) seating from their own view would
+each pick the same stalest explorer. So who sat when is caught up with every process's seats at
+most every `CATCH_UP` seconds (one indexed query), and so is the set of models on a failure
+streak (a model that answers here must end a streak another process started; a streak started in
+the last second elsewhere may go on one failure longer). Verdict counts move slowly and only
+shift rankings a little, so they wait for the full re-read.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from benchwarmers.store import calls, roster
 
 TTL = 30.0  # seconds before the history is re-read (picks up other processes' panels)
+CATCH_UP = 1.0  # seconds between catching up with the seats other processes recorded
+OVERLAP = 10.0  # seconds read again each time: a seat is stamped before its batch commits
 
 Key = tuple[str, str]  # (alias, shape)
 
@@ -28,16 +37,31 @@ class SeatHistory:
     streaking: set[int] = field(default_factory=set)  # model pks whose failure streak is above zero
     answered: dict[str, int] = field(default_factory=dict)  # alias → largest prompt answered (tokens)
     loaded_at: float = 0.0
+    caught_up_at: float = 0.0
 
     @classmethod
     async def load(cls, conn: AsyncConnection) -> SeatHistory:
+        now = time.time()
         return cls(
             last_seated=await calls.last_seated(conn),
             counts=await calls.verdict_counts(conn),
             streaking=await roster.streaking_models(conn),
             answered=await roster.largest_answered(conn),
-            loaded_at=time.time(),
+            loaded_at=now,
+            caught_up_at=now,
         )
+
+    def behind(self, now: float) -> bool:
+        return now - self.caught_up_at > CATCH_UP
+
+    async def catch_up(self, conn: AsyncConnection, now: float) -> None:
+        """Take in the seats every process recorded since the last look."""
+        for key, at in (await calls.seated_since(conn, self.caught_up_at - OVERLAP)).items():
+            if at > self.last_seated.get(key, 0.0):
+                self.last_seated[key] = at
+        # Streaks other processes started: a model that answers here must end them too.
+        self.streaking = await roster.streaking_models(conn)
+        self.caught_up_at = now
 
     def stale(self, now: float | None = None) -> bool:
         return (now if now is not None else time.time()) - self.loaded_at > TTL

@@ -14,14 +14,29 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
+from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
+from benchwarmers.bench.tracing import Tracing
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
-from benchwarmers.store.db import create_engine, create_write_engine, migrate, ping
+from benchwarmers.store.db import create_engine, create_write_engine, migrate, ping, unreachable
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
+
+
+class DatabaseUnavailable(Unavailable):
+    """The database cannot be reached now: nothing was written by the request that got this; the
+    next request tries again (connections are checked before use, so none needs a restart)."""
+
+    code = "database_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the bench's database cannot be reached right now; nothing was recorded, try again shortly",
+            headers={"Retry-After": "1"},
+        )
 
 
 class BenchState:
@@ -35,12 +50,23 @@ class BenchState:
         self.clients = SeatClients(self.upstream, settings.client)
         self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
         self.history = SeatHistory()
-        self.signal = ConfigSignal(settings.home, shared_database=not settings.db_url.startswith("sqlite"))
+        self.signal = ConfigSignal(
+            settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url
+        )
         self._snapshot: Snapshot | None = None
         self._snapshot_lock = asyncio.Lock()
         self._stamp: Stamp = None
         self._checked_at = 0.0
         self._aliases: dict[int, str] | None = None  # model pk → alias, as of the last snapshot loaded
+        self._metrics: Metrics | None = None
+        self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
+
+    @property
+    def metrics(self) -> Metrics:
+        """This process's figures (made on first use: CLI commands never load the client library)."""
+        if self._metrics is None:
+            self._metrics = Metrics(self.settings.metrics_dir)
+        return self._metrics
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -54,6 +80,7 @@ class BenchState:
 
     async def close(self) -> None:
         await self.clients.aclose()
+        await self.signal.aclose()
         if self.write_engine is not None and self.write_engine is not self.engine:
             await self.write_engine.dispose()
         if self.engine is not None:
@@ -63,8 +90,13 @@ class BenchState:
     async def read(self) -> AsyncIterator[AsyncConnection]:
         if self.engine is None:
             raise Unavailable("the bench is not open yet")
-        async with self.engine.connect() as conn:
-            yield conn
+        try:
+            async with self.engine.connect() as conn:
+                yield conn
+        except Exception as exc:
+            if unreachable(exc):
+                raise DatabaseUnavailable() from exc
+            raise
 
     async def ping(self) -> None:
         """One round trip to the database (raises when it cannot be reached)."""
@@ -80,15 +112,21 @@ class BenchState:
         if self.write_engine is None:
             raise Unavailable("the bench is not open yet")
         changed = False
-        async with self.write_engine.begin() as conn:
-            try:
-                yield conn
-            finally:
-                changed = bool(conn.info.pop(CHANGED, False))
+        try:
+            async with self.write_engine.begin() as conn:
+                try:
+                    yield conn
+                finally:
+                    changed = bool(conn.info.pop(CHANGED, False))
+        except Exception as exc:
+            if unreachable(exc):
+                raise DatabaseUnavailable() from exc
+            raise
         if changed:
             self.invalidate()
             async with self.read() as conn:
-                self.signal.touch(await config_version(conn))
+                version = await config_version(conn)
+            await self.signal.touch(version)
 
     # -- cached state --------------------------------------------------------------------------
 
@@ -99,7 +137,11 @@ class BenchState:
         found, never re-read from the cache after an await (another request may clear it).
         """
         cached = self._snapshot
-        if cached is not None and self.signal.unchanged(self._stamp, self._checked_at):
+        if (
+            cached is not None
+            and self.signal.unchanged(self._stamp, self._checked_at)
+            and not await self.signal.newer_than(cached.version, self._checked_at)
+        ):
             return cached
         stamp, checked_at = self.signal.stamp(), time.monotonic()
         async with self.read() as conn:
@@ -132,8 +174,12 @@ class BenchState:
             self.history = await SeatHistory.load(conn)
 
     async def fresh_history(self) -> SeatHistory:
-        if self.history.stale():
+        now = time.time()
+        if self.history.stale(now):
             await self.reload_history()
+        elif self.history.behind(now):
+            async with self.read() as conn:
+                await self.history.catch_up(conn, now)
         return self.history
 
     def public_base_url(self) -> str:

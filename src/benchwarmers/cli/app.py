@@ -7,6 +7,7 @@ import typer
 from benchwarmers import __version__
 from benchwarmers.cli import (
     ask,
+    backup,
     catalog,
     check,
     collection,
@@ -36,6 +37,9 @@ app.command("ask")(ask.ask)
 app.command("verdict")(verdicts.verdict)
 app.command("export")(verdicts.export)
 app.command("purge")(purge.purge)
+app.command("backup")(backup.backup)
+app.command("restore")(backup.restore)
+app.command("import")(backup.import_)
 app.command("leaderboard")(evidence.leaderboard)
 app.command("report")(evidence.report)
 app.command("cost")(cost.cost)

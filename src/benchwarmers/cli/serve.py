@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import errno
+import os
+import shutil
+import socket
 
 import typer
 
-from benchwarmers.cli.common import console, fail, load_settings
-from benchwarmers.settings import is_loopback
+from benchwarmers.bench.services import Bench
+from benchwarmers.cli.common import console, fail, load_settings, run
+from benchwarmers.settings import Settings, is_loopback
 
 
 def serve(
     bind: str = typer.Option(None, "--bind", help="HOST:PORT to listen on (default BENCH_BIND or 127.0.0.1:8123)"),
+    workers: int = typer.Option(
+        1, "--workers", min=1, max=64, help="processes serving the one port (uvicorn's process manager)"
+    ),
 ) -> None:
     """Serve the bench: OpenAI-compatible gateway, verdicts, API and dashboard."""
     import uvicorn
@@ -40,6 +47,9 @@ def serve(
     settings.ensure_home()
     shown = f"[{host}]" if ":" in host else host
     console.print(f"Benchwarmers serving on http://{shown}:{port}  (data in {settings.home})", markup=False)
+    if workers > 1:
+        serve_workers(settings, sockets, workers)
+        return
     server = uvicorn.Server(listen.uvicorn_config(create_app(settings), settings))
     try:
         server.run(sockets=sockets)
@@ -50,6 +60,45 @@ def serve(
             sock.close()
     if not server.started:
         raise typer.Exit(3)  # uvicorn has logged why (the database could not be opened, say)
+
+
+def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int) -> None:
+    """N worker processes on the bound sockets, started and restarted by uvicorn's process manager.
+
+    Each worker builds its app from the environment (`app_from_environment`), so what this command
+    decided is put there first: the bind (verdict hints name it) and the metrics folder every worker
+    writes its figures to. The database is migrated here, once, before any worker opens it.
+    """
+    from uvicorn.supervisors import Multiprocess
+
+    from benchwarmers.server import listen
+
+    os.environ["BENCH_BIND"] = settings.bind
+    if settings.metrics_dir is None:
+        metrics = settings.home / "metrics"
+        shutil.rmtree(metrics, ignore_errors=True)  # figures of an earlier run are not this run's
+        metrics.mkdir(mode=0o700)
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
+    run(_migrate(settings))
+    if not settings.redis_url:
+        console.print(
+            f"{workers} workers: without BENCHWARMERS_REDIS_URL each counts its own gateway-key rate limits "
+            "and provider pacing (see docs/DEPLOY.md)",
+            markup=False,
+        )
+    config = listen.uvicorn_config(
+        "benchwarmers.server.app:app_from_environment", settings, factory=True, workers=workers
+    )
+    try:
+        Multiprocess(config, sockets=sockets).run()
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+async def _migrate(settings: Settings) -> None:
+    async with Bench(settings, actor="server"):
+        pass
 
 
 def bind_failure(host: str, port: int, exc: OSError) -> str:

@@ -11,6 +11,7 @@ from typing import BinaryIO
 import orjson
 import typer
 
+from benchwarmers.bench.admin.transfer import export_bench
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, with_bench
@@ -45,6 +46,7 @@ class ExportKind(StrEnum):
     calls = "calls"
     verdicts = "verdicts"
     evidence = "evidence"
+    bench = "bench"
 
 
 def _private(path: Path) -> BinaryIO:
@@ -59,15 +61,18 @@ def _private(path: Path) -> BinaryIO:
 async def export(
     bench: Bench,
     kind: ExportKind = typer.Argument(
-        ..., help="calls (one seat per line), verdicts (one verdict per line) or evidence (one judged seat per line)"
+        ...,
+        help="calls (one seat per line), verdicts (one verdict per line), evidence (one judged seat per line), "
+        "or bench (the whole bench, for `benchwarmers import`: no provider or gateway keys)",
     ),
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
-    """Export the call log or the verdicts as JSON lines (images only as placeholders)."""
+    """Export the call log, the verdicts or the whole bench as JSON lines (images only as placeholders)."""
     handle = _private(output) if output else sys.stdout.buffer
     count = 0
     try:
-        async for line in bench.log.export(kind.value):
+        lines = export_bench(bench.state) if kind is ExportKind.bench else bench.log.export(kind.value)
+        async for line in lines:
             handle.write(orjson.dumps(line) + b"\n")
             count += 1
     finally:

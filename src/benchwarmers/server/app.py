@@ -13,6 +13,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.services import Bench
+from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.bench.upkeep.watch import Watch
@@ -25,6 +26,7 @@ from benchwarmers.server import (
     bench_routes,
     errors,
     login,
+    metrics_route,
     openapi,
     pages,
     responses_api,
@@ -46,17 +48,23 @@ def create_app(settings: Settings) -> FastAPI:
         bench = Bench(settings, actor="server")
         await bench.open()
         app.state.bench = bench
-        scheduler = CatalogScheduler(bench.state).start()  # the daily catalog refresh
-        app.state.watch = watch = Watch(bench.state).start()  # probes of retired models, the owed alert
-        retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
+        upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
+        leader = upkeep.acquire()
+        scheduler = CatalogScheduler(bench.state).start() if leader else None  # the daily catalog refresh
+        app.state.watch = watch = Watch(bench.state).start() if leader else None  # retired models, owed alert
+        retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention") if leader else None
         try:
             yield
         finally:
-            retention.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await retention
-            await scheduler.stop()
-            await watch.stop()
+            if retention is not None:
+                retention.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await retention
+            for job in (scheduler, watch):
+                if job is not None:
+                    await job.stop()
+            upkeep.release()
+            bench.state.metrics.process_exited()
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -66,6 +74,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
     app.add_middleware(UnreadBodyMiddleware)  # outermost: every early refusal reaches clients that write first
+    app.add_middleware(metrics_route.RequestMetricsMiddleware)  # counts every answer, refusals too
 
     @app.get("/healthz")
     async def healthz() -> Response:
@@ -92,5 +101,12 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_panels.router)
     app.include_router(api_suite.router)
     app.include_router(suite_page.router)
+    app.include_router(metrics_route.router)
     pages.install(app)  # the dashboard's pages and /static
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app of one worker of `serve --workers N` (uvicorn imports and calls this in each process;
+    `serve` has put its settings in the environment the workers inherit)."""
+    return create_app(Settings())

@@ -191,12 +191,16 @@ def token_matches(given: str, token: str) -> bool:
     return hmac.compare_digest(given.encode(), token.encode())
 
 
+# Where the admin token is taken as a bearer (programs: the API, a Prometheus scraper); pages need the session.
+BEARER_PATHS = ("/api", "/metrics")
+
+
 def is_admin(request: Request, settings: Settings) -> bool:
     token = settings.admin_token
     if token is None:
         return True
     given = bearer_value(request.headers.get("authorization"))
-    if given is not None and request.url.path.startswith("/api") and token_matches(given, token):
+    if given is not None and request.url.path.startswith(BEARER_PATHS) and token_matches(given, token):
         return True
     return session_valid(request.cookies.get(SESSION_COOKIE), token)
 
@@ -215,7 +219,7 @@ async def admin_for(request: Request) -> str:
         return OPEN_ADMIN
     if is_admin(request, settings):
         return TOKEN_ADMIN
-    if request.url.path.startswith("/api") or request.method not in ("GET", "HEAD"):
+    if request.url.path.startswith(BEARER_PATHS) or request.method not in ("GET", "HEAD"):
         raise Unauthorized(
             "the dashboard API needs the admin token: log in at /login, or send "
             "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>",

@@ -98,6 +98,8 @@ class DeadlineProtocol(HttpToolsProtocol):
 
 def deadline_protocol(header_timeout: float, body_timeout: float) -> type[DeadlineProtocol]:
     """The protocol class with these deadlines (uvicorn builds one protocol per connection)."""
+    if (header_timeout, body_timeout) == (HEADER_TIMEOUT, BODY_TIMEOUT):
+        return DeadlineProtocol  # by name: workers are started with the configuration pickled
     return type(
         "DeadlineProtocol", (DeadlineProtocol,), {"header_timeout": header_timeout, "body_timeout": body_timeout}
     )

@@ -78,6 +78,41 @@ async def find_replay(
     return {"panel": row.id, "response": row.response} if row else None
 
 
+async def find_inflight(conn: AsyncConnection, *, caller: str, request_hash: str, since: float) -> str | None:
+    """The newest panel reserved for the same request from the same caller and not finished yet
+    (another process is running it), if any."""
+    query = (
+        select(panels.c.id)
+        .where(
+            and_(
+                panels.c.caller == caller,
+                panels.c.request_hash == request_hash,
+                panels.c.created_at >= since,
+                panels.c.response.is_(None),
+            )
+        )
+        .order_by(panels.c.created_at.desc())
+        .limit(1)
+    )
+    return (await conn.execute(query)).scalar()
+
+
+async def panel_outcome(conn: AsyncConnection, panel_id: str) -> tuple[bool, Any]:
+    """(whether the panel's row exists, its recorded reply or None while it runs)."""
+    row = (await conn.execute(select(panels.c.response).where(panels.c.id == panel_id))).first()
+    return (row is not None, row.response if row is not None else None)
+
+
+async def seated_since(conn: AsyncConnection, since: float) -> dict[tuple[str, str], float]:
+    """(alias, shape) → the newest seat recorded after `since` (any process's), for models that sat."""
+    query = (
+        select(seats.c.alias, seats.c.shape, func.max(seats.c.created_at))
+        .where(and_(seats.c.created_at > since, seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED)))
+        .group_by(seats.c.alias, seats.c.shape)
+    )
+    return {(alias, shape): at for alias, shape, at in await conn.execute(query)}
+
+
 async def last_seated(conn: AsyncConnection) -> dict[tuple[str, str], float]:
     """(alias, shape) → when that model last sat a seat on that shape."""
     query = (

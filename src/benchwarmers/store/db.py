@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, CursorResult
+from sqlalchemy.exc import DBAPIError, PendingRollbackError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ def create_write_engine(url: str, reader: AsyncEngine) -> AsyncEngine:
 
 # The newest migration's revision. A test checks it equals Alembic's head, so a new migration
 # cannot be forgotten here; it lets a current database open without importing Alembic (~11 MB).
-SCHEMA_REVISION = "0007"
+SCHEMA_REVISION = "0008"
 
 
 def alembic_config() -> Config:
@@ -117,6 +118,37 @@ def inserted_id(result: CursorResult[Any]) -> int:
     key = result.inserted_primary_key
     assert key is not None
     return int(key[0])
+
+
+def unreachable(exc: BaseException | None, _depth: int = 0) -> bool:
+    """True when `exc` says the database could not be reached or went away (a stopped PostgreSQL, a
+    dropped connection, SQLite's lock wait running out), not that a statement was wrong. Also when it
+    came of such an error (the rollback of a transaction whose connection was cut)."""
+    if exc is None or _depth > 5:
+        return False
+    if isinstance(exc, PendingRollbackError | ResourceClosedError):
+        return unreachable(exc.__cause__ or exc.__context__, _depth + 1)
+    if isinstance(exc, DBAPIError):
+        if exc.connection_invalidated:
+            return True
+        orig = exc.orig
+        if orig is not None and type(orig).__module__ == "sqlite3":
+            return any(words in str(orig) for words in _SQLITE_AWAY)
+        return _server_gone(orig) or _server_gone(orig.__cause__ if orig is not None else None)
+    return isinstance(exc, OSError | TimeoutError)
+
+
+_SQLITE_AWAY = ("database is locked", "unable to open database", "disk I/O error")
+
+
+# SQLSTATE classes of a server that is away, not of a bad statement: connection exceptions (08),
+# operator intervention (57P: shutting down, starting up) and insufficient resources (53).
+_AWAY = ("08", "57P", "53")
+
+
+def _server_gone(error: BaseException | None) -> bool:
+    state = getattr(error, "sqlstate", None)
+    return isinstance(state, str) and state.startswith(_AWAY)
 
 
 async def ping(conn: AsyncConnection) -> None:

@@ -45,6 +45,7 @@ class Verdicts:
             if same:
                 return {"call": clean["call"], "recorded": False, "replaced": False}
             await calls.insert_verdict(conn, {**clean, "caller": caller.name})
+        self.state.metrics.verdict(clean["useful"])
         if seat["seat"] in calls.SEATED_KINDS:
             replaced = bool(current["useful"]) if current is not None else None
             self.state.history.judged(seat["alias"], seat["shape"], clean["useful"], replaced)

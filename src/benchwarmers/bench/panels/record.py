@@ -9,6 +9,7 @@ one and go together: one transaction, one commit, each caller still waiting for 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,7 @@ class Recorder:
     async def _enqueue(self, pending: _Pending) -> None:
         loop = asyncio.get_running_loop()
         self._queue.append(pending)
+        self.state.metrics.queue.inc()
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain())
         # Shielded: a caller that goes away must not cancel a commit that holds other panels.
@@ -68,6 +70,7 @@ class Recorder:
     async def _drain(self) -> None:
         while self._queue:
             batch, self._queue = self._queue, []
+            self.state.metrics.queue.dec(len(batch))
             try:
                 await self._commit(batch)
             except Exception:
@@ -85,6 +88,7 @@ class Recorder:
 
     async def _commit(self, batch: list[_Pending]) -> None:
         snapshot = await self.state.snapshot()
+        started = time.perf_counter()
         async with self.state.write() as conn:
             await calls.reserve_panels(conn, [p.reservation for p in batch if p.reservation is not None])
             finished = [p for p in batch if p.panel is not None]
@@ -100,6 +104,8 @@ class Recorder:
                     request=pending.panel["request"] if pending.panel is not None else None,
                     estimate=pending.estimate,
                 )
+        self.state.metrics.commit_seconds.observe(time.perf_counter() - started)
+        self.state.metrics.commit_writes.inc(len(batch))
 
     async def close(self) -> None:
         if self._task is not None and not self._task.done():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import time
 from dataclasses import dataclass, field
@@ -67,6 +68,8 @@ class Merged:
         return {**seat_public(self.outcome), "order": self.order, "chosen_as": self.rule}
 
 
+INFLIGHT_POLL = 0.05  # seconds between looks at a panel another process is running
+log = logging.getLogger("benchwarmers.panels")
 RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
@@ -162,16 +165,41 @@ class Panels:
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
             return await asyncio.shield(inflight)
-        window = (await self.state.snapshot()).gateway["replay_window"]
+        snapshot = await self.state.snapshot()
+        now = time.time()
+        since = now - snapshot.gateway["replay_window"]
+        longest = 2 * float(snapshot.gateway["seat_timeout"]) + 30  # seats, then a merger, then recording
         async with self.state.read() as conn:
             found = await calls.find_replay(
-                conn,
-                caller=caller.name,
-                request_hash=body_hash,
-                idempotency_key=idempotency_key,
-                since=time.time() - window,
+                conn, caller=caller.name, request_hash=body_hash, idempotency_key=idempotency_key, since=since
             )
-        return found["response"] if found else None
+            running = None
+            if found is None:
+                # Another worker or host may be running it (an SDK retry lands where the balancer sends it);
+                # a reservation older than the longest panel is one whose process died with it.
+                running = await calls.find_inflight(
+                    conn, caller=caller.name, request_hash=body_hash, since=max(since, now - longest)
+                )
+        if found is not None:
+            return found["response"]
+        if running is None:
+            return None
+        return await self._recorded(running, time.monotonic() + longest)
+
+    async def _recorded(self, panel_id: str, deadline: float) -> ChatCompletion | None:
+        """The reply of a panel another process is running, once it is recorded; None when that run
+        was dropped (it failed before any seat: this request runs afresh)."""
+        while time.monotonic() < deadline:
+            async with self.state.read() as conn:
+                exists, response = await calls.panel_outcome(conn, panel_id)
+            if not exists:
+                return None
+            if response is not None:
+                return response
+            await asyncio.sleep(INFLIGHT_POLL)
+        raise Unavailable(
+            f"the first attempt of this request (panel {panel_id}) is still running; retry later", code="panel_running"
+        )
 
     async def run(
         self,
@@ -184,16 +212,28 @@ class Panels:
         # The first of two identical requests in flight is the one a replay waits for.
         self._inflight.setdefault(key, future)
         try:
-            reply = await self._run(panel, idempotency_key, disconnected)
+            with self.state.tracing.panel(panel):
+                reply = await self._run(panel, idempotency_key, disconnected)
             future.set_result(reply)
             return reply
         except BaseException as exc:
             future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("panel cancelled"))
             future.exception()  # mark retrieved: a replay may never come
+            if isinstance(exc, Exception):
+                await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
             if self._inflight.get(key) is future:
                 del self._inflight[key]
+
+    async def _unreserve(self, panel_id: str) -> None:
+        """Drop the reservation of a panel that failed before it was recorded (best effort: when the
+        database is what failed, the reservation ages out of `replay`'s look instead)."""
+        try:
+            async with self.state.write() as conn:
+                await calls.drop_reservation(conn, panel_id)
+        except Exception as exc:
+            log.warning("could not drop the reservation of failed panel %s (%s)", panel_id, type(exc).__name__)
 
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
@@ -379,7 +419,13 @@ class Panels:
             }
             for i, o in enumerate(outcomes)
         ]
-        await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
+        try:
+            await self.recorder.write(panel_row, seat_rows, outcomes, now, panel.estimate)
+        except BaseException:
+            self.state.metrics.unrecorded(panel.collection["name"])
+            raise
+        self.state.metrics.panel(panel.collection["name"], outcomes)
+        self.state.tracing.seats(await self.state.snapshot(), outcomes)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS and o.status not in calls.NOT_CALLED:
                 self.state.history.seated(o.alias, panel.shape, now)

@@ -1,0 +1,113 @@
+"""`serve --workers 2` beside `--workers 1` on the same run: five-seat panels at 64 connections.
+
+    python perf/workers.py            # 4000 measured panels per server (about two minutes)
+    python perf/workers.py --count 1000
+
+The fake provider (perf/upstream.py, fixed latency) and each bench run in their own processes;
+this process is the load driver. The bench's CPU is its process and every worker's (/proc).
+Nothing here is part of the test suite; the figures go in docs/BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import tempfile
+import time
+from pathlib import Path
+
+from driver import chat_body, run_load
+from fleet import Bench, Process, free_port, http_get, start_fake, usage_of, wait_for_port
+from measure import percentile
+from report import console
+
+CONNECTIONS = 64
+
+
+class WorkersBench(Bench):
+    def start_workers(self, workers: int) -> int:
+        self.port = free_port()
+        argv = [self.executable, "serve", "--bind", f"127.0.0.1:{self.port}"]
+        argv += ["--workers", str(workers)] if workers > 1 else []  # (a bench without the option can be measured)
+        self.process = Process("benchwarmers serve", argv, env=self.env, log=self.logs / f"bench-w{workers}.log")
+        wait_for_port(self.port, self.process.popen, "benchwarmers serve")
+        for _ in range(120):  # the port is bound at once; a worker answers once its app has started
+            with contextlib.suppress(OSError):
+                if http_get(self.port, "/readyz")[0] == 200:
+                    return self.port
+            time.sleep(0.5)
+        raise RuntimeError("bench not ready")
+
+    def cpu(self) -> float:
+        """CPU seconds of the serve process and its workers."""
+        assert self.process is not None
+        pids = [self.process.pid, *children(self.process.pid)]
+        return sum(usage_of(pid).cpu for pid in pids)
+
+
+def children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        text = (task / "children").read_text().split()
+        for child in map(int, text):
+            found += [child, *children(child)]
+    return found
+
+
+async def measure(bench: WorkersBench, count: int, warmup: int) -> dict[str, float]:
+    body = chat_body("bench/five")
+    await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=CONNECTIONS)
+    before = bench.cpu()
+    load = await run_load(
+        "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=CONNECTIONS, stagger=0.05
+    )
+    cpu = bench.cpu() - before
+    ok = [s for s in load.samples if s.status == 200 and s.error is None]
+    overhead = [s.wall - max(s.seats) for s in ok if s.seats]
+    walls = [s.wall for s in ok]
+    return {
+        "panels": len(ok),
+        "failed": len(load.samples) - len(ok),
+        "panels/s": len(ok) / load.seconds,
+        "p50 ms": 1000 * (percentile(walls, 50) or 0),
+        "p99 ms": 1000 * (percentile(walls, 99) or 0),
+        "overhead p50 ms": 1000 * (percentile(overhead, 50) or 0),
+        "overhead p99 ms": 1000 * (percentile(overhead, 99) or 0),
+        "bench CPU ms/panel": 1000 * cpu / max(1, len(ok)),
+        "driver CPU s": load.driver_cpu,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--count", type=int, default=4000, help="measured panels per server (4000)")
+    parser.add_argument("--latency", type=float, default=0.05, help="the fake provider's latency in seconds")
+    parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated (1,2)")
+    args = parser.parse_args()
+    logs = Path(tempfile.mkdtemp(prefix="bench-perf-workers-"))
+    fake, fake_port = start_fake(args.latency, 8, logs)
+    rows: dict[int, dict[str, float]] = {}
+    try:
+        for workers in (int(w) for w in args.workers.split(",")):
+            bench = WorkersBench(logs)
+            bench.configure(fake_port, 8)
+            bench.start_workers(workers)
+            try:
+                rows[workers] = asyncio.run(measure(bench, args.count, warmup=4 * CONNECTIONS))
+            finally:
+                bench.stop()
+                bench.remove()
+    finally:
+        fake.stop()
+    console.print(f"five-seat panels, {CONNECTIONS} connections, {args.latency * 1000:.0f} ms provider")
+    console.print(f"{'':<22}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
+    for key in next(iter(rows.values())):
+        console.print(f"{key:<22}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
+    if 1 in rows and 2 in rows:
+        console.print(f"speed-up: {rows[2]['panels/s'] / rows[1]['panels/s']:.2f}x")
+    console.print(f"logs in {logs}")
+
+
+if __name__ == "__main__":
+    main()

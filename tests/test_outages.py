@@ -1,0 +1,141 @@
+"""PostgreSQL and Redis going away under load, and coming back: requests get a clear 503 while the
+database is gone, every panel and verdict that was acknowledged is stored, and the same server
+process serves again without a restart. Redis holds only counters: while it is gone calls go
+unpaced and uncounted (logged), and are not refused."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import httpx2
+import pytest
+from sqlalchemy import select
+
+from benchwarmers.store.db import create_engine
+from benchwarmers.store.schema import panels, seats, verdicts
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
+from tests.gateway_fixtures import RedisServer
+from tests.postgres import Cluster, remove_cluster, start_cluster
+from tests.test_gateway_panels import collection
+
+DATABASE_GONE = {
+    "error": {
+        "message": "the bench's database cannot be reached right now; nothing was recorded, try again shortly",
+        "type": "server_error",
+        "param": None,
+        "code": "database_unavailable",
+    }
+}
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    """A cluster of this test's own: it is stopped and started (the session's stays up)."""
+    cluster = start_cluster(free_port())
+    try:
+        yield cluster
+    finally:
+        remove_cluster(cluster)
+
+
+@dataclass
+class Load:
+    """Threads sending panels, and a verdict on each panel acknowledged, until stopped."""
+
+    server: BenchServer
+    headers: dict[str, str]
+    panels: list[str] = field(default_factory=list)  # acknowledged (200)
+    judged: list[str] = field(default_factory=list)  # calls whose verdict was acknowledged
+    refusals: list[tuple[int, dict]] = field(default_factory=list)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self, threads: int = 4) -> list[threading.Thread]:
+        started = [threading.Thread(target=self._loop, args=(i,), daemon=True) for i in range(threads)]
+        for thread in started:
+            thread.start()
+        return started
+
+    def _loop(self, worker: int) -> None:
+        sent = 0
+        with httpx2.Client(timeout=30, headers=self.headers) as client:
+            while not self.stop.is_set():
+                sent += 1
+                body = {"model": "bench/solo", "messages": [{"role": "user", "content": f"q{worker}-{sent}"}]}
+                reply = client.post(f"{self.server.v1}/chat/completions", json=body)
+                if reply.status_code != 200:
+                    self.refusals.append((reply.status_code, reply.json()))
+                    continue
+                self.panels.append(reply.json()["bench"]["panel"])
+                call = reply.json()["bench"]["seats"][0]["call"]
+                verdict = client.post(f"{self.server.url}/bench/verdict", json={"call": call, "useful": True})
+                if verdict.status_code == 200:
+                    self.judged.append(call)
+                else:
+                    self.refusals.append((verdict.status_code, verdict.json()))
+
+    def wait_for(self, what: Callable[[], bool], message: str) -> None:
+        deadline = time.monotonic() + 60
+        while not what():
+            assert time.monotonic() < deadline, message
+            time.sleep(0.05)
+
+
+def stored(url: str) -> tuple[set[str], set[str], set[str]]:
+    async def main() -> tuple[set[str], set[str], set[str]]:
+        engine = create_engine(url)
+        async with engine.connect() as conn:
+            found = set((await conn.scalars(select(panels.c.id).where(panels.c.response.is_not(None)))).all())
+            panel_seats = set((await conn.scalars(select(seats.c.panel_id))).all())
+            judged = set((await conn.scalars(select(verdicts.c.call))).all())
+        await engine.dispose()
+        return found, panel_seats, judged
+
+    return asyncio.run(main())
+
+
+def test_postgres_and_redis_stopped_under_load_and_started_again(own_cluster, tmp_path, fake):
+    redis = RedisServer(tmp_path).start()
+    url = own_cluster.new_database()
+    server = BenchServer(tmp_path / "home", database_url=url, redis_url=redis.url, require_keys=True).start()
+    load: Load | None = None
+    try:
+        add_fake_endpoint(server, fake, models=[listed("phi-4"), listed("qwen3-32b")])
+        collection(server, "solo", ["phi-4"], max_explorers=0)
+        key, _ = server.admin(lambda bench: bench.keys.create("loader", rpm=100_000))  # counted in Redis
+        load = Load(server, {"authorization": f"Bearer {key}"})
+        threads = load.run()
+        load.wait_for(lambda: len(load.judged) >= 10, "no panel was acknowledged")
+
+        own_cluster.stop()  # as a crash would: connections in use are cut
+        load.wait_for(lambda: len(load.refusals) >= 10, "nothing was refused while PostgreSQL was down")
+        assert httpx2.get(f"{server.url}/readyz").status_code == 503
+        before = len(load.judged)
+        own_cluster.start()
+        load.wait_for(lambda: len(load.judged) >= before + 10, "the server did not recover")
+        assert httpx2.get(f"{server.url}/readyz").json() == {"status": "ready", "database": "ok"}
+
+        refused = len(load.refusals)
+        redis.stop()
+        before = len(load.judged)
+        load.wait_for(lambda: len(load.judged) >= before + 10, "panels stopped while Redis was down")
+        redis.start()
+        before = len(load.judged)
+        load.wait_for(lambda: len(load.judged) >= before + 10, "panels stopped after Redis came back")
+        assert len(load.refusals) == refused  # Redis down refused nothing
+    finally:
+        if load is not None:
+            load.stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
+        server.stop()
+        redis.stop()
+
+    assert {(status, str(body)) for status, body in load.refusals} == {(503, str(DATABASE_GONE))}
+    found, panel_seats, judged = stored(url)
+    assert set(load.panels) <= found
+    assert set(load.panels) <= panel_seats
+    assert set(load.judged) <= judged
