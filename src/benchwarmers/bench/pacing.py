@@ -81,6 +81,8 @@ class _MovingWindows(Protocol):
 
     async def get_moving_window(self, key: str, limit: int, expiry: float) -> tuple[float, int]: ...
 
+    async def check(self) -> bool: ...
+
 
 def guard(period: int) -> float:
     """How much longer than the provider's period a window is kept."""
@@ -145,6 +147,20 @@ class Refusal:
     frees_at: float | None
 
 
+SHARED_CHECK_INTERVAL = 1.0  # seconds a successful check of the shared store is trusted
+
+
+class SharedStoreUnavailable(Unavailable):
+    code = "rate_limits_unavailable"
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the shared rate-limit store (BENCHWARMERS_REDIS_URL) is not answering, so the providers' "
+            "limits cannot be kept across processes; nothing was called, try again shortly",
+            headers={"Retry-After": "1"},
+        )
+
+
 class Pacer:
     """Slots under known limits; one per process, shared by every call it makes."""
 
@@ -154,6 +170,7 @@ class Pacer:
         # One reservation at a time in this process: checking every limit, then taking from each,
         # is then all-or-nothing here (across processes a race can only waste a slot, never add one).
         self._lock: asyncio.Lock | None = None
+        self._answered_at = -math.inf  # when the shared store last answered a check
 
     @property
     def shared(self) -> bool:
@@ -164,6 +181,24 @@ class Pacer:
             # Made on first use: commands that never call a model never connect to Redis.
             self._windows = cast(_MovingWindows, limits_storage(self.redis_url))
         return self._windows
+
+    async def ensure_shared(self, now: float | None = None) -> None:
+        """Refuse a panel with 503 while the shared store (Redis) is away: its calls could not be
+        paced against what other processes spend, and free tiers would be overrun. Asked at most
+        once a second while the store answers; every time while it does not, so service returns
+        with it."""
+        if not self.shared:
+            return
+        now = time.monotonic() if now is None else now
+        if now - self._answered_at < SHARED_CHECK_INTERVAL:
+            return
+        try:
+            answered = bool(await self._storage().check())
+        except Exception:
+            answered = False
+        if not answered:
+            raise SharedStoreUnavailable()
+        self._answered_at = now
 
     def _window(self, period: int) -> float:
         """The window kept for a provider's period: the period plus the guard (whole seconds in Redis)."""

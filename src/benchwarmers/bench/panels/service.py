@@ -102,6 +102,7 @@ class Panels:
         `direct` names one model to ask alone instead of the body's collection (the suite's `--model`)."""
         snapshot = await self.state.snapshot()
         draft = read_request(snapshot, body, direct_collection(direct, snapshot) if direct else None)
+        await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(
                 f"this gateway key may not call bench/{draft.collection['name']}; it may call: "
