@@ -58,7 +58,8 @@ class Mutation:
         if not isinstance(options, dict):
             raise InvalidRequest(f"{origin}: options must be an object")
         if data["mechanism"] not in MECHANISMS:
-            raise InvalidRequest(f"{origin}: mechanism must be one of {', '.join(MECHANISMS)} (got {data['mechanism']!r})")
+            known = ", ".join(MECHANISMS)
+            raise InvalidRequest(f"{origin}: mechanism must be one of {known} (got {data['mechanism']!r})")
         return cls(data["module"], data["function"], data["mechanism"], occurrence, options)
 
 
@@ -90,7 +91,8 @@ def _swap_op(op: cst.BaseCompOp, table: Mapping[type[cst.BaseCompOp], type[cst.B
     before = getattr(op, "whitespace_before", cst.SimpleWhitespace(" "))
     after = getattr(op, "whitespace_after", cst.SimpleWhitespace(" "))
     if new in (cst.NotIn, cst.IsNot):
-        return new(whitespace_before=before, whitespace_between=cst.SimpleWhitespace(" "), whitespace_after=after)  # type: ignore[call-arg]
+        between = cst.SimpleWhitespace(" ")
+        return new(whitespace_before=before, whitespace_between=between, whitespace_after=after)
     return new(whitespace_before=before, whitespace_after=after)  # type: ignore[call-arg]
 
 
@@ -222,7 +224,6 @@ def _is(*kinds: type) -> Callable[[cst.CSTNode, Mapping[str, Any], AbstractSet[i
     return lambda node, _options, _skip: isinstance(node, kinds)
 
 
-
 MECHANISMS: dict[str, Mechanism] = {
     m.name: m
     for m in (
@@ -251,9 +252,9 @@ MECHANISMS: dict[str, Mechanism] = {
             "dropped-await",
             "an awaited call left unawaited",
             _is(cst.Await),
-            lambda node, _o: node.expression.with_changes(lpar=node.lpar, rpar=node.rpar)
-            if node.lpar
-            else node.expression,
+            lambda node, _o: (
+                node.expression.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else node.expression
+            ),
         ),
         Mechanism(
             "swapped-arguments",
@@ -264,10 +265,9 @@ MECHANISMS: dict[str, Mechanism] = {
         Mechanism(
             "removed-guard",
             "an if statement that raises, returns, continues or breaks removed",
-            lambda node, _o, skip: isinstance(node, cst.If)
-            and id(node) not in skip
-            and node.orelse is None
-            and _guard_body_ends(node),
+            lambda node, _o, skip: (
+                isinstance(node, cst.If) and id(node) not in skip and node.orelse is None and _guard_body_ends(node)
+            ),
             lambda _node, _o: cst.RemoveFromParent(),
         ),
         Mechanism(
@@ -347,7 +347,9 @@ class _Finder(cst.CSTVisitor):
 
 
 class _Replace(cst.CSTTransformer):
-    def __init__(self, target: cst.CSTNode, rewrite: Callable[[cst.CSTNode], cst.CSTNode | cst.RemovalSentinel]) -> None:
+    def __init__(
+        self, target: cst.CSTNode, rewrite: Callable[[cst.CSTNode], cst.CSTNode | cst.RemovalSentinel]
+    ) -> None:
         self.target = target
         self.rewrite = rewrite
 
@@ -393,7 +395,8 @@ def apply_mutation(source: str, mutation: Mutation, origin: str = "") -> str:
     try:
         compile(mutated, where, "exec")
     except SyntaxError as exc:
-        raise InvalidRequest(f"{where}:{mutation.function}: {mutation.mechanism} leaves invalid code ({exc.msg})") from None
+        what = f"{where}:{mutation.function}: {mutation.mechanism}"
+        raise InvalidRequest(f"{what} leaves invalid code ({exc.msg})") from None
     return mutated
 
 

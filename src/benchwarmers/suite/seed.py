@@ -2,7 +2,7 @@
 
 A seed names the mutation (suite/mutations.py), the sentence and patterns that name its
 mechanism, and the project test that must fail on it. Seeding copies the project's `src/` to a
-temporary folder, mutates the copy, and runs the test there in a subprocess (the copy first on
+temporary folder, mutates the copy, and runs the test there (suite/testrun.py: the copy first on
 the import path, checked; the project's own `tests/`). A mutation the test does not catch is
 refused, and so is a test that fails on the unmutated copy. The task shows the mutated function
 with some context at its real line numbers; nothing in it says what was changed.
@@ -11,13 +11,8 @@ with some context at its real line numbers; nothing in it says what was changed.
 from __future__ import annotations
 
 import difflib
-import os
-import shutil
-import subprocess
-import sys
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,24 +22,11 @@ import orjson
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.suite.mutations import Mutation, apply_mutation, function_span
 from benchwarmers.suite.tasks import ID_PATTERN, Excerpt, Key, Source, Task, _patterns
+from benchwarmers.suite.testrun import Result, Run, copy_src, run_tests
 
 CONTEXT = 10  # lines shown above and below the mutated function
 CATALOGUE = Path("src/benchwarmers/suite/seeds.json")  # within the project
 TASKS = Path("src/benchwarmers/suite/tasks")
-# Runs pytest only once the copy is what `import benchwarmers` finds: PYTHONPATH puts it first,
-# and this refuses to run the project's own code by mistake.
-BOOTSTRAP = (
-    "import sys, pathlib, benchwarmers, pytest\n"
-    "copy = pathlib.Path(sys.argv[1]).resolve()\n"
-    "found = pathlib.Path(benchwarmers.__file__).resolve()\n"
-    "if not found.is_relative_to(copy):\n"
-    "    print(f'benchwarmers was imported from {found}, not from the copy in {copy}'); sys.exit(97)\n"
-    "sys.exit(pytest.main(sys.argv[2:]))\n"
-)
-NOT_THE_COPY = 97
-# pytest plugins a seed's test does not need (the fuzzers' and anyio's): left out, each run starts
-# in about half the time.
-PLUGINS_OFF = ("schemathesis", "hypothesispytest", "anyio")
 
 
 @dataclass(frozen=True)
@@ -183,55 +165,7 @@ def build_task(seed: Seed, src: Path) -> Task:
     )
 
 
-# -- running the tests on a copy -----------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class TestRun:
-    code: int
-    output: str
-
-    @property
-    def tail(self) -> str:
-        return "\n".join(self.output.strip().splitlines()[-12:])
-
-
-def copy_src(root: Path, into: Path) -> Path:
-    target = into / "src"
-    # Compiled files come along: they are checked against their source, so only the mutated module is
-    # compiled again.
-    shutil.copytree(root / "src", target, ignore=shutil.ignore_patterns("*.egg-info"))
-    return target
-
-
-def run_tests(root: Path, src: Path, node_ids: Sequence[str], *, stop_first: bool = True) -> TestRun:
-    """pytest on `node_ids` from `root` (its tests), importing benchwarmers from `src`."""
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(src), *filter(None, [env.get("PYTHONPATH")])])
-    plugins = [arg for name in ("cacheprovider", *PLUGINS_OFF) for arg in ("-p", f"no:{name}")]
-    args = ["-q", *(["-x"] if stop_first else []), *plugins, "-rfE", *node_ids]
-    done = subprocess.run(  # noqa: S603 - our own interpreter, our own test ids
-        [sys.executable, "-c", BOOTSTRAP, str(src), *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    run = TestRun(done.returncode, done.stdout + done.stderr)
-    if run.code == NOT_THE_COPY:
-        raise InvalidRequest(f"the tests did not import the copy: {run.tail}")
-    return run
-
-
-def failing(run: TestRun) -> list[str]:
-    """Node ids pytest's summary lists as FAILED or ERROR."""
-    out = []
-    for line in run.output.splitlines():
-        for mark in ("FAILED ", "ERROR "):
-            if line.startswith(mark):
-                out.append(line[len(mark) :].split(" - ")[0].strip())
-    return out
+# -- seeding: the tests on mutated copies -------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -242,30 +176,11 @@ class Outcome:
     task: Task | None = None
 
 
-def check_unmutated(root: Path, seeds: Sequence[Seed]) -> dict[str, str]:
-    """Seeds whose test does not pass on the unmutated code, with why (one pytest run for all)."""
-    with tempfile.TemporaryDirectory(prefix="bw-seed-") as tmp:
-        run = run_tests(root, copy_src(root, Path(tmp)), sorted({s.test for s in seeds}), stop_first=False)
-    if run.code == 0:
-        return {}
-    bad = failing(run)
-    refused = {s.id: f"its test {s.test} fails on the unmutated code" for s in seeds if s.test in bad}
-    if not refused:  # collection error, missing test: say so for every seed
-        refused = {s.id: f"the tests do not pass on the unmutated code (pytest exit {run.code}):\n{run.tail}" for s in seeds}
-    return refused
-
-
-def check_seed(root: Path, seed: Seed) -> Outcome:
-    """Mutate a copy of `src/`, run the seed's test on it: caught (with its task) or refused."""
-    try:
-        task = build_task(seed, root / "src")
-        with tempfile.TemporaryDirectory(prefix="bw-seed-") as tmp:
-            src = copy_src(root, Path(tmp))
-            (src.parent / seed.path).write_text(mutated_source(seed, src)[1], encoding="utf-8")
-            run = run_tests(root, src, [seed.test])
-    except InvalidRequest as exc:
-        return Outcome(seed, False, f"refused: {exc}")
-    if run.code == 0:
+def _judge(seed: Seed, task: Task, unmutated: Result, mutated: Result) -> Outcome:
+    if seed.test in unmutated.failing() or (unmutated.code != 0 and not unmutated.failing()):
+        why = f"its test {seed.test} does not pass on the unmutated code (pytest exit {unmutated.code})"
+        return Outcome(seed, False, f"refused: {why}:\n{unmutated.tail}")
+    if mutated.code == 0:
         return Outcome(
             seed,
             False,
@@ -273,8 +188,9 @@ def check_seed(root: Path, seed: Seed) -> Outcome:
             f"{seed.mutation.mechanism} in {seed.mutation.function} ({seed.path}); pick a test that fails on it "
             "or another mutation",
         )
-    if run.code != 1:
-        return Outcome(seed, False, f"refused: {seed.test} did not run on the mutated code (pytest exit {run.code}):\n{run.tail}")
+    if mutated.code != 1:
+        why = f"{seed.test} did not run on the mutated code (pytest exit {mutated.code})"
+        return Outcome(seed, False, f"refused: {why}:\n{mutated.tail}")
     return Outcome(seed, True, f"caught by {seed.test}", task)
 
 
@@ -285,22 +201,42 @@ def seed_all(
     jobs: int = 2,
     progress: Callable[[Outcome], None] = lambda _o: None,
 ) -> list[Outcome]:
-    """Every seed checked: the unmutated run first, then each mutation (`jobs` at a time)."""
-    unmutated = check_unmutated(root, seeds)
+    """Every seed checked: all the named tests once on an unmutated copy of `src/`, and each seed's
+    test on a copy with its mutation (`jobs` runs at a time). A seed is caught when its test passes
+    on the first and fails on the second."""
     outcomes: dict[str, Outcome] = {}
-    for seed in seeds:
-        if seed.id in unmutated:
-            outcomes[seed.id] = Outcome(seed, False, f"refused: {unmutated[seed.id]}")
-            progress(outcomes[seed.id])
-    todo = [s for s in seeds if s.id not in outcomes]
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        for future in as_completed([pool.submit(check_seed, root, s) for s in todo]):
-            outcome = future.result()
-            outcomes[outcome.seed.id] = outcome
-            progress(outcome)
+    with tempfile.TemporaryDirectory(prefix="bw-seed-") as tmp:
+        folder = Path(tmp)
+        runs = [Run(copy_src(root, folder / "unmutated"), tuple(sorted({s.test for s in seeds})), stop_first=False)]
+        tasks: dict[int, tuple[Seed, Task]] = {}
+        for seed in seeds:
+            try:
+                task = build_task(seed, root / "src")
+                src = copy_src(root, folder / seed.id)
+                module = src.parent / seed.path
+                module.write_text(mutated_source(seed, src)[1], encoding="utf-8")
+                for compiled in module.parent.glob(f"__pycache__/{module.stem}.*.pyc"):
+                    compiled.unlink()  # never the unmutated module's bytecode, whatever the clock says
+            except InvalidRequest as exc:
+                outcomes[seed.id] = Outcome(seed, False, f"refused: {exc.message}")
+                progress(outcomes[seed.id])
+                continue
+            tasks[len(runs)] = (seed, task)
+            runs.append(Run(src, (seed.test,)))
+        unmutated: list[Result] = []
+        waiting: dict[int, Result] = {}
+
+        def done(index: int, result: Result) -> None:
+            if index == 0:
+                unmutated.append(result)
+            else:
+                waiting[index] = result
+            if unmutated:
+                for i, mutated in sorted(waiting.items()):
+                    seed, task = tasks[i]
+                    outcomes[seed.id] = _judge(seed, task, unmutated[0], mutated)
+                    progress(outcomes[seed.id])
+                waiting.clear()
+
+        run_tests(root, runs, jobs=jobs, done=done)
     return [outcomes[s.id] for s in seeds]
-
-
-def summary(outcomes: Iterable[Outcome]) -> Mapping[str, int]:
-    done = list(outcomes)
-    return {"caught": sum(o.caught for o in done), "refused": sum(not o.caught for o in done)}
