@@ -17,12 +17,13 @@ from benchwarmers.suite.seed import (
     CATALOGUE,
     build_task,
     changed_lines,
+    judge,
     load_seeds,
     parse_seed,
     seed_all,
 )
 from benchwarmers.suite.tasks import load_folder, shipped_folder, task_json
-from benchwarmers.suite.testrun import Run, run_tests
+from benchwarmers.suite.testrun import Result, Run, run_tests
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -270,3 +271,26 @@ def test_each_seeds_patterns_name_its_mechanism_and_not_an_unrelated_claim():
         # The key's own sentence names it too (the fake `finder` reviewer claims in those words).
         assert any(re.search(p, seed.mechanism, re.IGNORECASE) for p in seed.patterns), seed.id
         assert not any(re.search(p, unrelated, re.IGNORECASE) for p in seed.patterns), seed.id
+
+
+def test_a_seed_is_caught_only_when_its_test_passes_unmutated_and_fails_mutated():
+    seed = next(s for s in SEEDS if s.id == "claim-window-below-answered")  # a parametrized test
+    task = build_task(seed, ROOT / "src")
+    passed, failed = Result(0, "5 passed"), Result(1, f"FAILED {seed.test}[8000-4000-5000-None] - assert 4000 is None")
+    assert judge(seed, task, passed, failed).caught
+    assert judge(seed, task, passed, failed).task == task
+    refused = judge(seed, task, failed, failed)
+    assert (refused.caught, refused.task) == (False, None)
+    assert refused.message.startswith(
+        f"refused: its test {seed.test} does not pass on the unmutated code (pytest exit 1):\nFAILED {seed.test}[8000"
+    )
+    missing = judge(seed, task, Result(4, "ERROR: not found: tests/x.py::y"), failed)
+    assert missing.message == (
+        f"refused: its test {seed.test} does not pass on the unmutated code (pytest exit 4):\n"
+        "ERROR: not found: tests/x.py::y"
+    )
+    other_failed = Result(1, "FAILED tests/test_other.py::test_other - boom")
+    assert judge(seed, task, other_failed, failed).caught  # another seed's test failing is that seed's refusal
+    assert judge(seed, task, passed, Result(2, "Interrupted: 1 error during collection")).message == (
+        f"refused: {seed.test} did not run on the mutated code (pytest exit 2):\nInterrupted: 1 error during collection"
+    )

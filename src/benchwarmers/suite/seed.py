@@ -176,8 +176,11 @@ class Outcome:
     task: Task | None = None
 
 
-def _judge(seed: Seed, task: Task, unmutated: Result, mutated: Result) -> Outcome:
-    if seed.test in unmutated.failing() or (unmutated.code != 0 and not unmutated.failing()):
+def judge(seed: Seed, task: Task, unmutated: Result, mutated: Result) -> Outcome:
+    """Caught when the seed's test passed on the unmutated copy and failed on the mutated one."""
+    failed = unmutated.failing()
+    # A parametrized test is listed case by case: `test_x[1-2]` is a case of `test_x`.
+    if any(f == seed.test or f.startswith(seed.test + "[") for f in failed) or (unmutated.code != 0 and not failed):
         why = f"its test {seed.test} does not pass on the unmutated code (pytest exit {unmutated.code})"
         return Outcome(seed, False, f"refused: {why}:\n{unmutated.tail}")
     if mutated.code == 0:
@@ -234,7 +237,7 @@ def seed_all(
             if unmutated:
                 for i, mutated in sorted(waiting.items()):
                     seed, task = tasks[i]
-                    outcomes[seed.id] = _judge(seed, task, unmutated[0], mutated)
+                    outcomes[seed.id] = judge(seed, task, unmutated[0], mutated)
                     progress(outcomes[seed.id])
                 waiting.clear()
 
