@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from benchwarmers.bench.evidence.learning import cooldown_seconds
 from benchwarmers.cli.app import app
 from benchwarmers.store import roster
 from benchwarmers.store.changes import list_changes, record_change
@@ -162,3 +163,11 @@ def test_repeated_429s_extend_the_cooldown_and_an_answer_ends_the_streak(server,
     restart = changes(server, "cooldown")[-1]
     assert restart["after"]["streak"] == 1
     assert restart["after"]["until"] - restart["at"] == pytest.approx(10, abs=1)
+
+
+def test_the_cooldown_is_the_providers_wait_doubled_for_each_429_in_a_row_and_a_day_at_most():
+    assert [cooldown_seconds(10, streak) for streak in (1, 2, 3, 4)] == [10, 20, 40, 80]
+    assert cooldown_seconds(None, 1) == cooldown_seconds(0, 1) == 60  # no wait given: a minute
+    assert cooldown_seconds(None, 3) == 240
+    assert cooldown_seconds(3600, 6) == 24 * 3600  # 32 hours, capped at a day
+    assert cooldown_seconds(1, 50) == 1024  # the doubling stops after ten
