@@ -61,7 +61,7 @@ def test_standing_counts_every_column() -> None:
         row("m", "p2", False, false=("x",), seconds=4.0, at=20, judged_at=95),
         row("m", "p3", True, real=("c",), false=("y", "z"), seconds=9.0, at=30, judged_at=90),
         row("m", "p4", None, seconds=3.0, at=40),  # answered, awaiting a verdict
-        row("m", "p5", None, status="empty", seconds=0.5, at=50),  # awaiting too
+        row("m", "p5", None, status="empty", seconds=0.5, at=50),  # empty: not owed
         row("m", "p6", None, status="error", seconds=120.0, at=60),  # nothing to judge
     ]
     s = standing_of("m", "review", rows)
@@ -71,7 +71,7 @@ def test_standing_counts_every_column() -> None:
     assert s.maturity == "preliminary"
     assert s.real_per_answer == 1.0  # 3 real claims over 3 judged answers
     assert s.false_per_answer == 1.0
-    assert (s.awaiting, s.errors, s.empties) == (2, 1, 1)
+    assert (s.awaiting, s.errors, s.empties) == (1, 1, 1)
     assert s.median_seconds == 3.5  # ok seats only: 2, 3, 4, 9
     assert (s.last_seated, s.last_judged) == (60, 95)
 

@@ -15,7 +15,9 @@ from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, Public
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
-ANSWERED = ("ok", "empty")  # the model answered: the seat is judged (and owed until it is)
+ANSWERED = ("ok", "empty")  # the model answered: the seat may be judged
+OWED = ("ok",)  # a verdict is owed only on a real answer: an empty one is not useful, nothing to read
+FAILED = "error"  # the call failed: no answer, so no verdict
 RETIRED = "retired"  # a member or nominee recorded in its seat but not asked: it kept failing
 # Recorded but never called: paced (no slot under a limit), cooling (after a 429), retired. Not seated,
 # judged, owed or counted as a failure: they say nothing of the model.
@@ -163,7 +165,7 @@ async def list_panels(
         unjudged = (
             select(seats.c.panel_id)
             .outerjoin(verdicts, and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True)))
-            .where(and_(seats.c.status.in_(ANSWERED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
+            .where(and_(seats.c.status.in_(OWED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
         )
         query = query.where(panels.c.id.in_(unjudged))
     panel_rows = [dict(r._mapping) for r in await conn.execute(query)]
@@ -211,7 +213,7 @@ async def list_panels(
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
         decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
         panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
-        judgeable = [s for s in panel_seats if s["status"] in ANSWERED]
+        judgeable = [s for s in panel_seats if s["status"] in OWED]
         result.append(
             {
                 "id": panel["id"],

@@ -64,7 +64,7 @@ class Standing:
     maturity: str
     real_per_answer: float | None
     false_per_answer: float | None
-    awaiting: int  # answered (ok or empty) seats with no verdict yet
+    awaiting: int  # seats with a real (ok) answer and no verdict yet: empty answers are not owed
     errors: int
     empties: int
     median_seconds: float | None  # over ok seats: how long a real answer takes
@@ -167,7 +167,7 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         maturity=maturity_of(len(judged)),
         real_per_answer=sum(len(r["real"] or []) for r in judged) / len(judged) if judged else None,
         false_per_answer=sum(len(r["false_claims"] or []) for r in judged) / len(judged) if judged else None,
-        awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] != "error"),
+        awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] == "ok"),
         errors=sum(1 for r in rows if r["status"] == "error"),
         empties=sum(1 for r in rows if r["status"] == "empty"),
         median_seconds=statistics.median(ok_seconds) if ok_seconds else None,

@@ -40,7 +40,7 @@ def standing_of_counts(row: dict[str, Any]) -> Standing:
         maturity=maturity(row["verdicts"]),
         real_per_answer=None,
         false_per_answer=None,
-        awaiting=max(0, row["seats"] - row["errors"] - row["judged_answers"]),
+        awaiting=max(0, row["seats"] - row["errors"] - row["empties"] - row["judged_ok"]),
         errors=row["errors"],
         empties=row["empties"],
         median_seconds=None,
