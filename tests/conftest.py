@@ -46,6 +46,18 @@ def _sealed(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFa
     _seal(monkeypatch, tmp_path_factory.mktemp("home") / "home")
 
 
+@pytest.fixture(autouse=True)
+def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CliRunner's stdout is not a terminal, so `cli.common.table` would print its piped form (tab-separated
+    lines): in-process CLI tests read the tables a person sees (a terminal console, without colour).
+    `tests/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
+    from rich.console import Console
+
+    from benchwarmers.cli import common
+
+    monkeypatch.setattr(common, "console", Console(highlight=False, soft_wrap=True, force_terminal=True, color_system=None))
+
+
 @pytest.fixture
 def fake_upstream() -> Iterator[FakeUpstream]:
     """A fresh fake provider on 127.0.0.1 for one test (its own thread and event loop)."""
