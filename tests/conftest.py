@@ -55,7 +55,8 @@ def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
 
     from benchwarmers.cli import common
 
-    monkeypatch.setattr(common, "console", Console(highlight=False, soft_wrap=True, force_terminal=True, color_system=None))
+    terminal = Console(highlight=False, soft_wrap=True, force_terminal=True, color_system=None)
+    monkeypatch.setattr(common, "console", terminal)
 
 
 @pytest.fixture

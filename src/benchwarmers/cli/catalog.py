@@ -13,7 +13,7 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
-from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import console, hint, print_json, progress_bar, table, with_bench
 
 app = typer.Typer(
     help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
@@ -146,7 +146,7 @@ async def _discover_list(bench: Bench, **options: Any) -> None:
     ]  # fmt: skip
     table(None, ["model", "window", "images", "free", "family", "marks"], rows)
     if found:
-        console.print("add one: benchwarmers discover add PROVIDER/MODEL", markup=False)
+        hint("add one: benchwarmers discover add PROVIDER/MODEL")
 
 
 @discover_app.callback()

@@ -75,6 +75,11 @@ def progress_bar(*, bar: bool = True, label: str = "{task.description}") -> Prog
     return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
+def hint(message: str) -> None:
+    """A next step for a person: on stdout at a terminal, on stderr when stdout is piped (data only there)."""
+    (console if console.is_terminal else err_console).print(message, markup=False)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
