@@ -29,8 +29,9 @@ def shell(command: str, server, stdin: str | None = None) -> subprocess.Complete
 
 def test_piped_tables_are_tab_separated_lines_that_grep_and_cut_find(bench_with_roster, client, fake):
     fake.script("phi-4", status=500)
-    collection(bench_with_roster, "reviewers", ["llama-3.3-70b", "qwen3-32b", "phi-4"], max_explorers=0,
-               description="Code review: find defects in a diff, with a long description that a table would wrap")  # fmt: skip
+    described = "Code review: find defects in a diff, with a long description that a table would wrap"
+    members = ["llama-3.3-70b", "qwen3-32b", "phi-4"]
+    collection(bench_with_roster, "reviewers", members, max_explorers=0, description=described)
     collection(bench_with_roster, "design", ["kimi-k2"], max_explorers=0)
     reply = ask(client, "bench/reviewers", "Is mean([]) safe?\nSecond line").bench
     calls = {s["alias"]: s["call"] for s in reply["seats"]}
