@@ -12,7 +12,7 @@ from benchwarmers.store import calls, counts
 from tests.test_gateway_panels import ask, collection
 
 COMPARED = ("alias", "seats", "verdicts", "useful", "low", "high", "maturity", "awaiting", "errors", "empties",
-            "last_seated", "last_judged")  # fmt: skip
+            "last_seated", "last_judged", "error_kinds", "median_seconds", "p90_seconds", "rank_range")  # fmt: skip
 
 
 def test_standings_from_counts_match_the_evidence_leaderboard(bench_with_roster, client, fake):

@@ -105,3 +105,22 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
                 last_judged=row.last_judged,
             )
     return list(found.values())
+
+
+async def seat_figures(conn: AsyncConnection, since: float | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+    """(alias, shape) → `error_kinds` ({failure class: seats}) and `seconds` (of each ok seat), over seated
+    seats since `since`: what the median, the p90 and the errors by class are computed from. Reads the
+    seats' small columns only (never an answer)."""
+    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.in_(("ok", "error")))
+    if since is not None:
+        seated = and_(seated, seats.c.created_at >= since)
+    query = select(seats.c.alias, seats.c.shape, seats.c.status, seats.c.error_kind, seats.c.seconds).where(seated)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in await conn.execute(query):
+        entry = found.setdefault((row.alias, row.shape), {"error_kinds": {}, "seconds": []})
+        if row.status == "error":
+            kind = row.error_kind or "error"
+            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + 1
+        elif row.seconds is not None:
+            entry["seconds"].append(row.seconds)
+    return found

@@ -20,7 +20,7 @@ import random
 import statistics
 import time
 import weakref
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -32,7 +32,9 @@ from benchwarmers.bench.evidence.stats import (
     Judged,
     bootstrap_bt,
     bradley_terry,
+    nearest_rank,
     pairwise_outcomes,
+    rank_ranges,
     router_pick,
     wilson,
 )
@@ -73,6 +75,30 @@ class Standing:
     strength: float | None = None  # Bradley–Terry log-strength; None without pairwise games
     strength_low: float | None = None
     strength_high: float | None = None
+    error_kinds: tuple[tuple[str, int], ...] = ()  # (failure class, seats), most first
+    p90_seconds: float | None = None  # over ok seats
+    rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.seats if self.seats else None
+
+    @property
+    def rank_text(self) -> str:
+        if self.rank_range is None:
+            return "–"
+        best, worst = self.rank_range
+        return str(best) if best == worst else f"{best}–{worst}"
+
+    @property
+    def errors_text(self) -> str:
+        """`18 of 18 (100%): 12 upstream_error, 6 timeout`, or `none`."""
+        if not self.errors:
+            return "none"
+        kinds = ", ".join(f"{n} {kind}" for kind, n in self.error_kinds)
+        return f"{self.errors} of {self.seats} ({round(100 * self.errors / self.seats)}%)" + (
+            f": {kinds}" if kinds else ""
+        )
 
     @property
     def rate(self) -> float | None:
@@ -95,8 +121,12 @@ class Standing:
             "false_per_answer": _round(self.false_per_answer, 3),
             "awaiting": self.awaiting,
             "errors": self.errors,
+            "error_rate": _round(self.error_rate, 4),
+            "errors_by_kind": dict(self.error_kinds),
             "empties": self.empties,
             "median_seconds": _round(self.median_seconds, 3),
+            "p90_seconds": _round(self.p90_seconds, 3),
+            "rank_range": None if self.rank_range is None else list(self.rank_range),
             "last_seated": self.last_seated,
             "last_judged": self.last_judged,
             "strength": _round(self.strength, 3),
@@ -155,7 +185,8 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
     judged = [r for r in rows if r["useful"] is not None]
     useful = sum(1 for r in judged if r["useful"])
     low, high = wilson(useful, len(judged))
-    ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok"]
+    ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok" and r["seconds"] is not None]
+    kinds = Counter(r.get("error_kind") or "error" for r in rows if r["status"] == "error")
     return Standing(
         alias=alias,
         shape=shape,
@@ -173,7 +204,19 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         median_seconds=statistics.median(ok_seconds) if ok_seconds else None,
         last_seated=max(r["created_at"] for r in rows),
         last_judged=max((r["judged_at"] for r in judged), default=None),
+        error_kinds=error_kinds(kinds),
+        p90_seconds=nearest_rank(ok_seconds, 0.9),
     )
+
+
+def error_kinds(kinds: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
+
+
+def with_ranks(standings: Sequence[Standing]) -> list[Standing]:
+    """The standings (already in rank order) with their shared rank ranges."""
+    ranges = rank_ranges([(s.low, s.high) if s.verdicts else None for s in standings])
+    return [replace(s, rank_range=r) for s, r in zip(standings, ranges, strict=True)]
 
 
 def panel_judgements(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[list[Judged]]]:
@@ -221,7 +264,7 @@ def build_board(
             low, high = intervals[alias]
             standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
         standings.append(standing)
-    standings.sort(key=rank_key)
+    standings = with_ranks(sorted(standings, key=rank_key))
     pick = router_pick([s.cell() for s in standings if s.alias in pickable])
     return Board(
         shape=shape,
