@@ -255,7 +255,7 @@ def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(b
     assert [p["id"] for p in first["data"]] == ids[::-1][:2]
     assert first["owed"] == 5
     seat = first["data"][0]["seats"][0]
-    assert set(seat) == {"call", "seat", "alias", "status", "seconds", "error", "answer_chars", "verdict"}
+    assert set(seat) == {"call", "seat", "alias", "status", "seconds", "error", "error_kind", "answer_chars", "verdict"}
     assert seat["answer_chars"] == len("answer from kimi-k2")
     assert "request" not in first["data"][0]
     second = httpx2.get(f"{url}?limit=2&before={first['next']}").json()
@@ -273,6 +273,21 @@ def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(b
     assert judged.json() == {"call": seat["call"], "recorded": True, "replaced": False}
     assert httpx2.get(url).json()["owed"] == 4
     assert httpx2.get(f"{url}/head").json()["verdict"] == 1
+
+    # The log's filters, each with the count of what matches; `after` pages towards the newest.
+    def found(query: str) -> tuple[list[str], int]:
+        page = httpx2.get(f"{url}?{query}").json()
+        return [p["id"] for p in page["data"]], page["count"]
+
+    assert first["data"][0]["prompt"] == "question 4"
+    assert found("q=QUESTION 3") == ([ids[3]], 1)
+    assert found("q=50%25") == ([], 0)  # % is a character, not a wildcard
+    assert found("owed=1&limit=10") == (ids[::-1][1:], 4)
+    assert found("collection=solo&model=fake/kimi-k2&status=ok&caller=local&limit=2") == (ids[::-1][:2], 5)
+    assert found("collection=other") == ([], 0)
+    assert found("status=error") == ([], 0)
+    assert found(f"after={httpx2.get(f'{url}/{ids[1]}').json()['created']}&limit=1") == ([ids[2]], 5)
+    assert httpx2.get(url).json()["running"] == []
     verdict = httpx2.get(f"{url}/{first['data'][0]['id']}").json()["seats"][0]["verdict"]
     assert (verdict["useful"], verdict["caller"]) == (True, "dashboard")
 
@@ -307,8 +322,11 @@ def test_assets_are_versioned_and_cached_for_a_year(server):
 def test_the_theme_cookie_picks_the_stylesheet_and_an_unknown_one_falls_back(server):
     hardwood = httpx2.get(server.url, cookies={"bw_theme": "hardwood"}).text
     assert 'data-theme="hardwood"' in hardwood and "/themes/hardwood.css" in hardwood
+    # No theme picked (or an unknown one): the system's preference, dark or light (hardwood).
     fallback = httpx2.get(server.url, cookies={"bw_theme": "../evil"}).text
-    assert 'data-theme="dark"' in fallback and "evil" not in fallback
+    assert 'data-theme="system"' in fallback and "evil" not in fallback
+    assert 'href="/static/' in fallback and 'dark.css" media="(prefers-color-scheme: dark)"' in fallback
+    assert 'hardwood.css" media="not all and (prefers-color-scheme: dark)"' in fallback
 
 
 def test_verdicts_post_to_the_gateway_unless_keys_are_required(tmp_path):

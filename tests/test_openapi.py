@@ -16,7 +16,7 @@ ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 # Every query parameter each route reads: a new one must be documented, and land here.
 QUERIES = {
     ("get", "/bench/panels"): {"limit", "before", "owed"},
-    ("get", "/api/panels"): {"limit", "before"},
+    ("get", "/api/panels"): {"limit", "before", "after", "owed", "collection", "model", "status", "caller", "q"},
     ("get", "/api/changes"): {"limit", "subject"},
     ("get", "/api/alerts"): {"all"},
     ("get", "/api/models/{alias}/wrong"): {"limit"},

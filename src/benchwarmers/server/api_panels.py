@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Query
+from pydantic import Field
 from starlette.responses import Response
 
 from benchwarmers.bench.caller import Caller
@@ -44,6 +45,7 @@ def seat_chip(seat: LoggedSeat) -> dict[str, Any]:
         "status": seat["status"],
         "seconds": seat["seconds"],
         "error": (seat["error"] or "")[:ERROR_CHARS],
+        "error_kind": seat["error_kind"],
         "answer_chars": len(seat["answer"] or ""),
         "verdict": seat["verdict"],
     }
@@ -66,6 +68,11 @@ async def get_panels(
     bench: BenchDep,
     limit: Annotated[int, Query(ge=1, le=MAX_PAGE, description="Panels on the page, newest first.")] = PAGE,
     before: Before = None,
+    after: Annotated[
+        Annotated[float, Field(allow_inf_nan=False)] | None,
+        Blank,
+        Query(description="Only the panels just newer than this time (epoch seconds): the next newer page."),
+    ] = None,
     owed: Annotated[Flag, flag("Only panels with seats awaiting a verdict.")] = False,
     collection: Annotated[Text, Query(description="Only this collection's panels (its name, without bench/).")] = None,
     model: Annotated[Text, Query(description="Only panels where this model alias sat.")] = None,
@@ -80,17 +87,18 @@ async def get_panels(
         "asked_by": caller,
         "text": q,
     }
-    found = await bench.log.panels(limit=limit + 1, before=before, owed=owed, **filters)
+    found = await bench.log.panels(limit=limit + 1, before=before, after=after, owed=owed, **filters)
     owed_count = await bench.log.owed_count()
-    page = found[:limit]
-    more = len(found) > limit
+    # With `after` the extra panel read is the newest: the page is the ones nearest that time.
+    page = found[-limit:] if after is not None else found[:limit]
+    more = len(found) > limit and after is None
     return json_response(
         {
             "object": "list",
             "data": [panel_card(p) for p in page],
             "owed": owed_count,
             "count": await bench.log.count(owed=owed, **filters),
-            "running": await bench.log.running() if before is None else [],
+            "running": await bench.log.running() if before is None and after is None else [],
             "next": page[-1]["created"] if more and page else None,
         }
     )

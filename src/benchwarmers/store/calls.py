@@ -200,6 +200,7 @@ async def list_panels(
     *,
     limit: int = 20,
     before: float | None = None,
+    after: float | None = None,
     owed: bool = False,
     caller: str | None = None,
     panel_id: str | None = None,
@@ -208,14 +209,20 @@ async def list_panels(
     status: str | None = None,
     text: str | None = None,
 ) -> list[ListedPanel]:
-    """Recent panels, newest first, each with its seats and their current verdicts."""
-    query = select(panels).where(panels.c.response.is_not(None)).order_by(panels.c.created_at.desc()).limit(limit)
+    """Recent panels, newest first, each with its seats and their current verdicts; with `after`, the
+    `limit` panels just newer than that time (still listed newest first)."""
+    order = panels.c.created_at.asc() if after is not None else panels.c.created_at.desc()
+    query = select(panels).where(panels.c.response.is_not(None)).order_by(order).limit(limit)
     if before is not None:
         query = query.where(panels.c.created_at < before)
+    if after is not None:
+        query = query.where(panels.c.created_at > after)
     if panel_id is not None:
         query = query.where(panels.c.id == panel_id)
     query = _panel_filter(query, owed=owed, caller=caller, collection=collection, alias=alias, status=status, text=text)
     panel_rows = [dict(r._mapping) for r in await conn.execute(query)]
+    if after is not None:
+        panel_rows.reverse()
     if not panel_rows:
         return []
     ids = [p["id"] for p in panel_rows]
@@ -250,6 +257,7 @@ async def list_panels(
                 "seconds": data[seats.c.seconds],
                 "answer": data[seats.c.answer],
                 "error": data[seats.c.error],
+                "error_kind": data[seats.c.error_kind],
                 "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
                 "verdict": verdict,

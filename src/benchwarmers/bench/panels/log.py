@@ -28,6 +28,7 @@ class CallLog:
         *,
         limit: int,
         before: float | None = None,
+        after: float | None = None,
         owed: bool = False,
         caller: Caller | None = None,
         **filters: str | None,
@@ -35,7 +36,9 @@ class CallLog:
         """Newest first; a key that judges only its own calls sees only its own panels. `filters`:
         `collection`, `alias` (a seat's model), `status` (a seat's), `asked_by` (the caller), `text`."""
         async with self.state.read() as conn:
-            return await calls.list_panels(conn, limit=limit, before=before, owed=owed, **_filters(caller, filters))
+            return await calls.list_panels(
+                conn, limit=limit, before=before, after=after, owed=owed, **_filters(caller, filters)
+            )
 
     async def count(self, *, owed: bool = False, caller: Caller | None = None, **filters: str | None) -> int:
         """How many panels match the same filters as `panels`."""
