@@ -10,6 +10,8 @@ const PAGES = {
   leaderboard: () => import("./pages/leaderboard.js"),
   discover: () => import("./pages/discover.js"),
   settings: () => import("./pages/settings.js"),
+  panel: () => import("./pages/panel.js"),
+  playground: () => import("./pages/playground.js"),
 };
 
 restoreTheme();
