@@ -10,7 +10,12 @@ import { clearErrors, lines, showError, text } from "./forms.js";
 import { renderMarkdown } from "./markdown.js";
 
 const NOT_CALLED = { paced: "not called: no slot under a known rate limit", cooling: "not called: cooling after a 429", retired: "not asked: retired for failing" };
-const state = { panel: null, picked: -1, root: null, onNavigate: null, busy: false };
+// Keys typed while a verdict is saving wait their turn (in order): a fast judge loses none.
+const state = { panel: null, picked: -1, root: null, onNavigate: null, queue: Promise.resolve() };
+
+function later(action) {
+  state.queue = state.queue.then(action).catch(() => {});
+}
 
 export function promptOf(request) {
   const messages = (request && request.messages) || [];
@@ -118,7 +123,7 @@ function verdictForm(seat, index) {
   }
   form.addEventListener("click", (event) => {
     const button = event.target.closest("button[data-useful]");
-    if (button) judge(index, button.dataset.useful === "true");
+    if (button) later(() => judge(index, button.dataset.useful === "true"));
   });
   form.addEventListener("submit", (event) => event.preventDefault());
   return form;
@@ -148,11 +153,10 @@ function pick(index, focus = true) {
 
 async function judge(index, useful) {
   const seat = state.panel.seats[index];
-  if (!seat || !judgeable(seat) || state.busy) return;
+  if (!seat || !judgeable(seat)) return;
   const card = $$(".seat-card", state.root)[index];
   const form = $("form.verdict-bar", card);
   clearErrors(form);
-  state.busy = true;
   try {
     const body = { call: seat.call, useful, note: text(form, "note"), real: lines(form, "real"), false: lines(form, "false") };
     await api("POST", document.body.dataset.verdictUrl, body);
@@ -166,8 +170,6 @@ async function judge(index, useful) {
     pick(next === undefined ? index : next);
   } catch (error) {
     showError(form, error);
-  } finally {
-    state.busy = false;
   }
 }
 
@@ -187,8 +189,8 @@ export function startKeys() {
     if (document.querySelector("dialog[open]")) return;
     const key = event.key;
     let handled = true;
-    if (/^[1-9]$/.test(key) && Number(key) <= state.panel.seats.length) pick(Number(key) - 1);
-    else if (key === "u" || key === "n") judge(state.picked, key === "u");
+    if (/^[1-9]$/.test(key) && Number(key) <= state.panel.seats.length) later(() => pick(Number(key) - 1));
+    else if (key === "u" || key === "n") later(() => judge(state.picked, key === "u"));
     else if ((key === "j" || key === "k" || key === "o") && state.onNavigate) state.onNavigate(key);
     else if (key === "?") $("#keys-help").open = !$("#keys-help").open;
     else handled = false;
