@@ -317,3 +317,28 @@ def test_every_page_fits_a_phone_and_is_shot_in_every_theme(bench, browser, tmp_
     finally:
         guarded.stop()
     assert errors == []
+
+
+def test_an_endpoint_is_edited_its_key_rotated_and_its_connection_tested(bench, fake, page):
+    from playwright.sync_api import expect
+
+    page.goto(f"{bench.url}/settings#endpoints")
+    row = page.locator('tr[data-endpoint="fake"]')
+    row.locator("button[data-test-endpoint]").click()
+    expect(row.locator("[data-test-result]")).to_have_text("ok: 10 models")
+    row.locator("button[data-edit-endpoint]").click()
+    dialog = page.locator("#endpoint-dialog")
+    expect(dialog.locator('input[name="base_url"]')).to_have_value(fake.base_url)
+    dialog.locator('input[name="api_key"]').fill("sk-rotated-9876")
+    shot(page, "endpoint-edit")
+    dialog.locator('button[type="submit"]').click()
+    expect(page.locator("#flash")).to_have_text("Saved fake: its key was replaced")
+    expect(page.locator('tr[data-endpoint="fake"]')).to_contain_text("…9876")
+    change = httpx2.get(f"{bench.url}/api/changes?subject=endpoint").json()["data"][0]
+    assert (change["action"], change["before"], change["after"]) == ("edit", {"api_key": "…0001"}, {"api_key": "…9876"})
+    # The next call to the provider carries the new key.
+    ask(bench, "bench/reviewers", "after the rotation")
+    assert fake.requests[-1].headers["authorization"] == "Bearer sk-rotated-9876"
+    refused = httpx2.patch(f"{bench.url}/api/endpoints/fake", json={"base_url": "ftp://nowhere"})
+    assert refused.status_code == 400 and refused.json()["error"]["param"] == "base_url"
+    assert httpx2.patch(f"{bench.url}/api/endpoints/none", json={"free_tier": True}).status_code == 404

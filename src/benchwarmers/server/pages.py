@@ -14,6 +14,7 @@ scripts' relative `import`s carry it too.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Annotated, Any
 
@@ -27,7 +28,7 @@ from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
-from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
@@ -187,6 +188,15 @@ async def playground_page(request: Request, bench: BenchDep) -> Response:
     )
 
 
+def adding_provider(provider: str | None) -> dict[str, Any] | None:
+    """The endpoint form's prefill when Discover's "Add this provider" led here: its preset if one serves it."""
+    if not provider:
+        return None
+    preset = for_provider(provider)
+    name = re.sub(r"[^a-z0-9-]+", "-", provider.lower()).strip("-")[:32] or "provider"
+    return {"provider": provider, "name": preset.name if preset else name, "preset": preset.name if preset else ""}
+
+
 async def setup_steps(bench: Any, collections: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The first-run checklist while a step is left (None once a panel was asked): an endpoint, its
     models listed, a collection, a first request."""
@@ -270,7 +280,13 @@ async def discover_page(
 
 
 @router.get("/settings")
-async def settings_page(request: Request, bench: BenchDep) -> Response:
+async def settings_page(
+    request: Request,
+    bench: BenchDep,
+    provider: Annotated[
+        str | None, Blank, Query(max_length=100, description="Prefill the endpoint form for this models.dev provider.")
+    ] = None,
+) -> Response:
     snapshot = await bench.state.snapshot()
     changes = [views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
     return await render(
@@ -285,6 +301,7 @@ async def settings_page(request: Request, bench: BenchDep) -> Response:
         alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),
         changes=changes,
         presets=list(PRESETS.values()),
+        adding=adding_provider(provider),
         kinds=KINDS,
         collections=sorted(snapshot.collections),
         roster=sorted(snapshot.models),
