@@ -235,13 +235,23 @@ def test_discover_filters_and_adds_a_reachable_model(bench_with_roster):
     found = httpx2.get(f"{url}?free=1&vision=1&min_context=100000&limit=50").json()["data"]
     assert found
     assert all(f["free"] and f["vision"] and f["context_window"] >= 100_000 for f in found)
+    # fake's listing (read at refresh) does not carry it: not reachable through fake, whatever its kind says.
+    unlisted = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
+    assert (unlisted.status_code, unlisted.json()["error"]["code"]) == (400, "not_listed")
+    # Through an OpenRouter endpoint whose listing was never read: unverified, added and probed.
+    second = {"name": "or2", "base_url": bench_with_roster_fake_url(bench_with_roster), "kind": "openrouter"}
+    assert httpx2.post(f"{bench_with_roster.url}/api/endpoints", json=second).status_code == 201
     added = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
     assert added.status_code == 201
-    assert added.json()["alias"] == "fake/qwen/qwen3-coder:free"
+    assert added.json()["alias"] == "or2/qwen/qwen3-coder:free"
     again = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
     assert again.status_code == 409
     assert httpx2.get(f"{url}?min_context=lots").json()["error"]["param"] == "min_context"
-    assert changes(bench_with_roster, "model")[-1] == ("dashboard", "create", "fake/qwen/qwen3-coder:free")
+    assert changes(bench_with_roster, "model")[-1] == ("dashboard", "create", "or2/qwen/qwen3-coder:free")
+
+
+def bench_with_roster_fake_url(server) -> str:
+    return next(e["base_url"] for e in httpx2.get(f"{server.url}/api/endpoints").json()["data"] if e["name"] == "fake")
 
 
 def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(bench_with_roster, client):

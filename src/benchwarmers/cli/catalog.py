@@ -125,8 +125,12 @@ def _marks(found: dict[str, Any]) -> str:
     parts = []
     if found["on_bench"]:
         parts.append(f"on bench: {found['on_bench']}")
-    elif found["reachable"]:
+    elif found["reachable"] and found["verified"]:
         parts.append(f"reachable via {found['reachable']}")
+    elif found["reachable"]:
+        parts.append(f"served by {found['reachable']}? (listing not read: refresh it)")
+    elif found["unlisted"]:
+        parts.append(f"not in {found['unlisted']}'s listing")
     if found["also_on_bench"]:
         parts.append(f"also on bench: {', '.join(found['also_on_bench'])}")
     return "; ".join(parts)
