@@ -384,3 +384,25 @@ def test_a_page_from_another_site_cannot_change_the_bench(server):
     )
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "cross_site_request"
+
+
+def test_a_panel_whose_seats_still_run_is_listed_as_running(bench_with_roster, client, fake):
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake.script("kimi-k2", hang=True)  # never answers: the seat runs until its timeout
+    assert httpx2.put(f"{bench_with_roster.url}/api/settings", json={"seat_timeout": 1}).status_code == 200
+    collection(bench_with_roster, "slow", ["kimi-k2"], max_explorers=0)
+    url = f"{bench_with_roster.url}/api/panels"
+    with ThreadPoolExecutor(1) as apart:
+        asking = apart.submit(ask, client, "bench/slow", "Still thinking?")
+        running: list = []
+        while not running and not asking.done():
+            running = httpx2.get(url).json()["running"]
+        reply = asking.result().bench
+    # The reservation holds no request yet (it is written, redacted, with the seats): no prompt to show.
+    assert [(r["id"], r["collection"], r["caller"], r["prompt"]) for r in running] == [
+        (reply["panel"], "slow", "local", "")
+    ]
+    after = httpx2.get(url).json()
+    assert after["running"] == [] and after["data"][0]["id"] == reply["panel"]
+    assert after["data"][0]["seats"][0]["status"] == "error"

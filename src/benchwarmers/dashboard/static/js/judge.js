@@ -72,7 +72,7 @@ function seatCard(seat, index) {
   const card = h(
     "article",
     {
-      class: `seat-card status-${seat.status}`,
+      class: `seat-card state-${seat.status}`,
       tabindex: "-1",
       "aria-labelledby": `seat-${index}-title`,
       dataset: { call: seat.call, index: String(index), status: seat.status },
