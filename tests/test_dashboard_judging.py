@@ -194,6 +194,7 @@ def test_a_four_seat_panel_is_judged_with_the_keyboard_alone(bench, page):
 
     page.keyboard.press("o")  # the next panel that owes a verdict
     expect(page).to_have_url(f"{bench.url}/panels/{older['panel']}")
+    expect(page.locator("#judge-prompt")).to_have_text("An older question, owed too.")  # drawn: keys work
     page.keyboard.press("k")  # and back to the newer one
     expect(page).to_have_url(f"{bench.url}/panels/{reply['panel']}")
 

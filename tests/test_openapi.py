@@ -27,10 +27,12 @@ QUERIES = {
     ("get", "/api/reports"): {"days"},
     ("get", "/leaderboard"): {"days"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},
+    ("get", "/settings"): {"provider"},
     ("get", "/login"): {"next"},
 }
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),
+    ("post", "/api/endpoints/{name}/test"),
     ("post", "/api/alerts/{alert_id}/ack"),
     ("post", "/api/models/{alias}/restore"),
     ("post", "/logout"),

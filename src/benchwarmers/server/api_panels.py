@@ -60,7 +60,8 @@ def panel_card(panel: ListedPanel) -> dict[str, Any]:
     return card
 
 
-Text = Annotated[str | None, Blank, Query(max_length=200)]
+# An empty value is as if left out (None): the length bound is on the text only.
+Text = Annotated[Annotated[str, Field(max_length=200)] | None, Blank]
 
 
 @router.get("/api/panels")

@@ -20,6 +20,7 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from jinja2 import Environment, FileSystemLoader
+from pydantic import Field
 from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
@@ -284,7 +285,9 @@ async def settings_page(
     request: Request,
     bench: BenchDep,
     provider: Annotated[
-        str | None, Blank, Query(max_length=100, description="Prefill the endpoint form for this models.dev provider.")
+        Annotated[str, Field(max_length=100)] | None,
+        Blank,
+        Query(description="Prefill the endpoint form for this models.dev provider."),
     ] = None,
 ) -> Response:
     snapshot = await bench.state.snapshot()
