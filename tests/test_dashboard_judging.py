@@ -214,6 +214,7 @@ def test_the_playground_asks_with_an_image_and_the_seats_are_judged_there(bench,
     cards = page.locator("#seat-grid .seat-card[data-call]")
     expect(cards).to_have_count(1)  # glm-4.5-air takes no images: skipped, the vision member answers
     expect(cards.first).to_contain_text("fake/kimi-k2")
+    expect(page.locator("#judge-skipped")).to_have_text("Skipped: member fake/glm-4.5-air (cannot take images)")
     cards.first.locator('button[data-useful="false"]').click()
     expect(page.locator("#judge-owed")).to_have_text("every answer judged")
     call = cards.first.get_attribute("data-call")

@@ -57,7 +57,9 @@ export function showPanel(root, panel, onNavigate = null) {
   const grid = h("div", { class: "seat-grid", id: "seat-grid", style: null });
   grid.dataset.count = String(Math.min(panel.seats.length, 4));
   panel.seats.forEach((seat, i) => grid.append(seatCard(seat, i)));
-  root.replaceChildren(head, prompt, grid, keysHelp(onNavigate !== null));
+  const skipped = (panel.skipped || []).map((s) => `${s.seat} ${s.alias} (${s.why})`);
+  const note = skipped.length ? h("p", { class: "muted small", id: "judge-skipped" }, `Skipped: ${skipped.join("; ")}`) : null;
+  root.replaceChildren(head, prompt, grid, note, keysHelp(onNavigate !== null));
   const first = panel.seats.findIndex(owes);
   pick(first >= 0 ? first : 0, false);
 }
