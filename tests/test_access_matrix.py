@@ -3,7 +3,7 @@
 Modes (GATEWAY.md "Who may call"): as installed (no variables), BENCHWARMERS_REQUIRE_KEYS=1, and
 BENCHWARMERS_ADMIN_TOKEN. Keys: none, malformed, unknown, revoked, valid, out of scope (a key for
 another collection), and the admin token sent as a bearer. Routes: GET /v1/models,
-POST /v1/chat/completions, POST /bench/verdict, GET /api/keys.
+GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/responses, POST /bench/verdict, GET /api/keys.
 """
 
 from __future__ import annotations
@@ -23,8 +23,15 @@ ADMIN_TOKEN = "matrix-admin-token-4c1f9a7e2d6b8035"
 UNKNOWN_KEY = "bwk_" + "u" * 39 + "Zz42"
 MODES = ("local", "keys", "admin")
 STATES = ("none", "malformed", "unknown", "revoked", "valid", "out_of_scope", "admin_token")
-ROUTES = ("models", "chat", "verdict", "api")
-ALL_MODELS = ["bench/alpha", "bench/alpha:merged", "bench/beta", "bench/beta:merged"]
+ROUTES = ("models", "retrieve", "chat", "responses", "verdict", "api")
+ALL_MODELS = [
+    "bench/alpha",
+    "bench/alpha:merged",
+    "bench/alpha:pick",
+    "bench/beta",
+    "bench/beta:merged",
+    "bench/beta:pick",
+]
 
 
 def error(status: int, message: str, code: str, type_: str = "authentication_error", param: str | None = None):
@@ -55,6 +62,14 @@ OUT_OF_SCOPE_CHAT = error(
     "this gateway key may not call bench/alpha; it may call: bench/beta",
     "collection_not_allowed",
     "permission_error",
+    "model",
+)
+NOT_LISTED = error(
+    404,
+    "the model 'bench/alpha' does not exist or you do not have access to it; GET /v1/models lists the "
+    "collections this caller may use (bench/NAME, and bench/NAME:all, :merged, :pick)",
+    "model_not_found",
+    "invalid_request_error",
     "model",
 )
 NOT_YOUR_CALL = error(
@@ -147,8 +162,10 @@ def expected(world: World, state: str, route: str) -> tuple[int, Any]:
     if refusal is not None:
         return refusal
     if world.mode != "local" and state == "out_of_scope":
-        if route == "chat":
+        if route in ("chat", "responses"):
             return OUT_OF_SCOPE_CHAT
+        if route == "retrieve":
+            return NOT_LISTED
         if route == "verdict":
             return NOT_YOUR_CALL
     return 200, None
@@ -158,6 +175,11 @@ def send(world: World, state: str, route: str) -> httpx2.Response:
     headers = world.headers[state]
     if route == "models":
         return httpx2.get(f"{world.server.v1}/models", headers=headers)
+    if route == "retrieve":
+        return httpx2.get(f"{world.server.v1}/models/bench/alpha", headers=headers)
+    if route == "responses":
+        body = {"model": "bench/alpha", "input": f"from {state}"}
+        return httpx2.post(f"{world.server.v1}/responses", json=body, headers=headers, timeout=30)
     if route == "chat":
         body = {"model": "bench/alpha", "messages": [{"role": "user", "content": f"from {state}"}]}
         return httpx2.post(f"{world.server.v1}/chat/completions", json=body, headers=headers, timeout=30)
@@ -173,8 +195,10 @@ def check_success(world: World, state: str, route: str, response: httpx2.Respons
     if route == "models":
         listed_ids = [m["id"] for m in body["data"]]
         scoped = keyed and state == "out_of_scope"
-        assert listed_ids == (["bench/beta", "bench/beta:merged"] if scoped else ALL_MODELS)
-    elif route == "chat":
+        assert listed_ids == (["bench/beta", "bench/beta:merged", "bench/beta:pick"] if scoped else ALL_MODELS)
+    elif route == "retrieve":
+        assert (body["id"], body["reply"]) == ("bench/alpha", "all")
+    elif route in ("chat", "responses"):
         panel = body["bench"]["panel"]
         [seat] = body["bench"]["seats"]
         assert (seat["alias"], seat["status"]) == ("fake/m-alpha", "ok")

@@ -113,7 +113,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
             "member 'qwen3-32b' is not on the roster. Did you mean p/qwen3-32b? See `benchwarmers model list`.",
         ),
         (["ok"], "a collection needs at least one member (--member ALIAS)"),
-        (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all' or 'merged', not 'some'"),
+        (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all', 'merged' or 'pick', not 'some'"),
         (
             ["ok", "--member", "p/qwen3-32b", "--shape", "poetry"],
             "shape 'poetry' is not known; shapes are: "

@@ -238,13 +238,15 @@ def test_export_evidence_lines(bench_with_roster, judged_trio, cli, tmp_path):
     p1 = judged_trio[0]
     first = lines[0]
     assert first["call"] == p1["llama-3.3-70b"]
-    assert {k: first[k] for k in ("panel", "shape", "seat", "alias", "answer", "verdict", "claims")} == {
+    keys = ("panel", "shape", "seat", "alias", "answer", "verdict", "source", "claims")
+    assert {k: first[k] for k in keys} == {
         "panel": p1["llama-3.3-70b"].split(".")[0],
         "shape": "review",
         "seat": "member",
         "alias": "fake/llama-3.3-70b",
         "answer": "answer from llama-3.3-70b",
         "verdict": "useful",
+        "source": "human",
         "claims": {"real": ["r1"], "false": []},
     }
     assert lines[1]["claims"] == {"real": [], "false": ["f1", "f2"]}

@@ -42,11 +42,18 @@ def ask(client: OpenAI, model: str, text: str = "Review this function.", **kwarg
     return client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}], **kwargs)
 
 
-def test_models_list_shows_each_collection_in_both_reply_modes(bench_with_roster, client):
+def test_models_list_shows_each_collection_in_every_reply_mode(bench_with_roster, client):
     collection(bench_with_roster, "reviewers", ["llama-3.3-70b", "qwen3-32b"])
     collection(bench_with_roster, "solo", ["phi-4"], reply="merged", shape="review")
     models = {m.id: m for m in client.models.list()}
-    assert set(models) == {"bench/reviewers", "bench/reviewers:merged", "bench/solo", "bench/solo:all"}
+    assert list(models) == [
+        "bench/reviewers",
+        "bench/reviewers:merged",
+        "bench/reviewers:pick",
+        "bench/solo",
+        "bench/solo:all",
+        "bench/solo:pick",
+    ]
     reviewers = models["bench/reviewers"].model_extra
     assert reviewers["description"] == "reviewers work"
     assert reviewers["tags"] == ["test"]

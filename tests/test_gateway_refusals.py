@@ -94,7 +94,7 @@ def test_the_sdk_raises_the_right_exceptions(two_collections, client):
         ),
         (
             {"model": "bench/pair:fused", "messages": [{"role": "user", "content": "x"}]},
-            "model 'bench/pair:fused' has an unknown suffix ':fused'; use ':merged' or ':all'",
+            "model 'bench/pair:fused' has an unknown suffix ':fused'; use ':merged', ':all' or ':pick'",
             "model",
         ),
         (
@@ -103,7 +103,7 @@ def test_the_sdk_raises_the_right_exceptions(two_collections, client):
                 "messages": [{"role": "user", "content": "x"}],
                 "bench": {"reply": "some"},
             },
-            "bench.reply must be 'all' or 'merged'",
+            "bench.reply must be 'all', 'merged' or 'pick'",
             "bench.reply",
         ),
         (

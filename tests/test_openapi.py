@@ -23,7 +23,7 @@ QUERIES = {
     ("delete", "/api/endpoints/{name}"): {"force"},
     ("get", "/api/discover"): {"free", "vision", "min_context", "provider", "limit"},
     ("get", "/api/keys"): {"revoked"},
-    ("get", "/api/leaderboard"): {"shape", "days"},
+    ("get", "/api/leaderboard"): {"shape", "days", "human_only"},
     ("get", "/api/reports"): {"days"},
     ("get", "/leaderboard"): {"days"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},

@@ -5,7 +5,15 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from benchwarmers.bench.panels.reply import ChatCompletion, Choice, PublicMerger, PublicSeat, ReplyBench, Usage
+from benchwarmers.bench.panels.reply import (
+    ChatCompletion,
+    Choice,
+    PublicMerger,
+    PublicPick,
+    PublicSeat,
+    ReplyBench,
+    Usage,
+)
 from benchwarmers.store import schema
 from benchwarmers.store.records import (
     Collection,
@@ -36,7 +44,7 @@ def post(server, body):
     return response.json()
 
 
-@pytest.mark.parametrize("reply", ["all", "merged"])
+@pytest.mark.parametrize("reply", ["all", "merged", "pick"])
 def test_a_reply_and_its_listing_have_the_records_keys(bench_with_roster, reply):
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], reply=reply)
     sent = post(bench_with_roster, {"model": "bench/pair", "messages": [{"role": "user", "content": "Review this."}]})
@@ -46,10 +54,13 @@ def test_a_reply_and_its_listing_have_the_records_keys(bench_with_roster, reply)
     assert set(choice["message"]) == {"role", "content"}
     assert set(sent["usage"]) == keys(Usage)
     bench = sent["bench"]
-    assert set(bench) == keys(ReplyBench) - ({"note"} | ({"merger"} if reply == "all" else set()))
+    left_out = {"note"} | ({"merger"} if reply != "merged" else set()) | ({"picked"} if reply != "pick" else set())
+    assert set(bench) == keys(ReplyBench) - left_out
     assert all(set(seat) == keys(PublicSeat) for seat in bench["seats"])
     if reply == "merged":
         assert set(bench["merger"]) == keys(PublicMerger)
+    if reply == "pick":
+        assert set(bench["picked"]) == keys(PublicPick)
 
     call = bench["seats"][0]["call"]
     judged = {"call": call, "useful": True, "note": "", "real": [], "false": []}

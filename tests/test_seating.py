@@ -329,11 +329,15 @@ def test_nominee_dedupe() -> None:
     assert p.skipped == ()
 
 
-def test_nominees_count_toward_explorers() -> None:
+def test_nominees_never_take_an_explorer_seat() -> None:
     pool = [free(f"x{i}", family=f"xf{i}") for i in range(5)]
     members = [Candidate(f"m{i}", family=f"mf{i}") for i in range(3)]
     p = plan(members, [Candidate("n", family="nf")], pool)
-    assert len(explorers(p)) == 1
+    assert len(explorers(p)) == 2  # min(2, 5 - 3 members): the nominee is the caller's extra call
+    p = plan(members, [Candidate("n1", family="nf1"), Candidate("n2", family="nf2")], pool)
+    assert len(explorers(p)) == 2
+    four = [Candidate(f"m{i}", family=f"mf{i}") for i in range(4)]
+    assert len(explorers(plan(four, [Candidate("n", family="nf")], pool))) == 1
 
 
 def test_image_skips_with_both_reasons() -> None:

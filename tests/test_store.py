@@ -29,6 +29,8 @@ TABLES = {
     "roles",
     "seats",
     "settings",
+    "suite_results",
+    "suite_runs",
     "verdicts",
 }
 

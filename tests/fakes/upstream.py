@@ -26,6 +26,7 @@ from typing import Any
 
 import orjson
 
+from tests.fakes import agents
 from tests.fakes.ratelimit import RateLimit
 from tests.fakes.wire import Response, default_error, encode, error_body, read_chunked, send
 
@@ -71,6 +72,12 @@ class Behaviour:
     trickle_for: float = 60.0
     # Answers text, but refuses a request carrying an image with a 400, as text-only models do.
     blind: bool = False
+    # Answers what this function makes of the request body (the suite's scripted reviewers).
+    respond: Callable[[dict[str, Any]], str] | None = None
+    # A tool-calling model: offered tools, it calls one (tool_choice's, else the first) with these
+    # arguments; `tool_name` makes it claim another tool's name (a call the request did not offer).
+    tool_call: dict[str, Any] | None = None
+    tool_name: str | None = None
 
 
 @dataclass
@@ -311,6 +318,8 @@ class FakeUpstream:
             return await send(writer, self._serve_listing(self._listings[path], data))
         if path.endswith("/chat/completions") and method == "POST":
             return await self._chat(data, token, writer, recorded)
+        if path.endswith("/responses") and method == "POST":
+            return await self._chat(data, token, writer, recorded, responses=True)
         if path == "/v1/models":
             models = [
                 {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
@@ -360,11 +369,16 @@ class FakeUpstream:
                 announced |= limit.headers(now)
         return None, announced
 
-    async def _chat(self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest) -> bool:
+    async def _chat(
+        self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest, responses: bool = False
+    ) -> bool:
+        """A chat completion, or (`responses`) a Responses-API call: the same models, limits and failures."""
         if not isinstance(data, dict):
             error = error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
             return await send(writer, Response(400, orjson.dumps(error)))
         model = str(data.get("model"))
+        if responses:
+            data = agents.chat_view(data)
         behaviour = self._behaviour(model)
         if behaviour is None:
             return await send(writer, Response(404, orjson.dumps(default_error(404, model, token))))
@@ -386,6 +400,8 @@ class FakeUpstream:
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await _hostile_chunks(behaviour, extra, writer)
             failure = _failure(behaviour, model, token, data)
+            if failure is None and responses:
+                return await self._respond_responses(behaviour, model, token, data, extra)(writer)
             if failure is None and data.get("stream"):
                 return await self._stream(behaviour, model, token, data, extra, writer)
             response = failure or Response(200, orjson.dumps(self._completion(behaviour, model, token, data)))
@@ -398,6 +414,8 @@ class FakeUpstream:
             return ""
         if behaviour.echo:
             return echoed(token, data)
+        if behaviour.respond is not None:
+            return behaviour.respond(data)
         return behaviour.reply if behaviour.reply is not None else f"answer from {model}"
 
     def _usage(self, behaviour: Behaviour, data: dict[str, Any], answer: str) -> dict[str, Any]:
@@ -406,7 +424,28 @@ class FakeUpstream:
         prompt, completion = _tokens(_text_chars(data)), _tokens(len(answer))
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
+    def _respond_responses(
+        self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any], extra: dict[str, str]
+    ) -> Callable[[asyncio.StreamWriter], Coroutine[Any, Any, bool]]:
+        calls = agents.tool_calls_for(behaviour.tool_call, behaviour.tool_name, data)
+        answer = "" if calls else self._answer(behaviour, model, token, data)
+        final = agents.response_object(model, answer, calls, self._usage(behaviour, data, answer))
+        if data.get("stream"):
+            return lambda writer: agents.stream_events(writer, agents.response_events(final), extra, behaviour.drop)
+        return lambda writer: send(writer, Response(200, orjson.dumps(final)), extra, drop=behaviour.drop)
+
     def _completion(self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> dict[str, Any]:
+        calls = agents.tool_calls_for(behaviour.tool_call, behaviour.tool_name, data)
+        if calls:
+            message = {"role": "assistant", "content": None, "tool_calls": calls}
+            return {
+                "id": f"chatcmpl-{next(self._ids)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+                "usage": self._usage(behaviour, data, ""),
+            }
         answer = self._answer(behaviour, model, token, data)
         return {
             "id": f"chatcmpl-{next(self._ids)}",
@@ -433,7 +472,8 @@ class FakeUpstream:
         extra: dict[str, str],
         writer: asyncio.StreamWriter,
     ) -> bool:
-        answer = self._answer(behaviour, model, token, data)
+        calls = agents.tool_calls_for(behaviour.tool_call, behaviour.tool_name, data)
+        answer = "" if calls else self._answer(behaviour, model, token, data)
         options = data.get("stream_options")
         with_usage = isinstance(options, dict) and bool(options.get("include_usage"))
         base: dict[str, Any] = {
@@ -449,7 +489,8 @@ class FakeUpstream:
 
         events = [chunk({"role": "assistant", "content": ""}, None)]
         events += [chunk({"content": piece}, None) for piece in _WORDS.findall(answer)]
-        events.append(chunk({}, "stop"))
+        events += [chunk(delta, None) for delta in agents.chat_deltas(calls)]
+        events.append(chunk({}, "tool_calls" if calls else "stop"))
         if with_usage:
             events.append({**base, "choices": [], "usage": self._usage(behaviour, data, answer)})
         head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n"
@@ -545,12 +586,27 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before every answer")
     parser.add_argument("--require-key", default=None, help="answer 401 unless this bearer key is sent")
-    args = parser.parse_args(argv)
-    run_forever(
-        FakeUpstream(
-            args.port, host=args.host, default_latency=args.latency, require_key=args.require_key, record=False
-        )
+    parser.add_argument(
+        "--reviewers",
+        action="store_true",
+        help="serve only the suite's four scripted reviewers (finder, flag-all, flag-none, wrong-line)",
     )
+    args = parser.parse_args(argv)
+    fake = FakeUpstream(
+        args.port,
+        host=args.host,
+        default_latency=None if args.reviewers else args.latency,
+        require_key=args.require_key,
+        record=False,
+    )
+    if args.reviewers:
+        from benchwarmers.suite.tasks import load_tasks
+        from tests.fakes import reviewers
+
+        tasks = load_tasks()
+        for name, make in reviewers.REVIEWERS.items():
+            fake.script(name, respond=make(tasks), latency=args.latency)
+    run_forever(fake)
 
 
 def run_forever(fake: FakeUpstream) -> None:

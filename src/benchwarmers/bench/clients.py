@@ -16,6 +16,7 @@ from benchwarmers.errors import Unavailable
 from benchwarmers.upstream.client import ChatResult, UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.llm_client import LLM_KIND, LLM_MISSING, LlmClient, llm_installed
+from benchwarmers.upstream.responses_client import RESPONSES_KIND
 
 LLM_OFF = (
     "models of an llm endpoint are reached through the llm library, which this bench runs only with BENCH_CLIENT=llm"
@@ -41,6 +42,8 @@ class SeatClients:
     async def chat(self, endpoint: EndpointView, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
         if endpoint.kind == LLM_KIND:
             return await self._llm().chat(endpoint.ref, body, timeout)
+        if endpoint.kind == RESPONSES_KIND:
+            return await self.pool.respond(endpoint.ref, body, timeout)
         return await self.pool.chat(endpoint.ref, body, timeout)
 
     async def llm_listing(self) -> list[ListedModel]:

@@ -34,7 +34,10 @@ class GatewaySettings(BaseModel):
         2, ge=0, le=20, description="explorer seats a panel adds at most (a collection can override it)"
     )
     max_calls: int = Field(
-        5, ge=0, le=20, description="seats a panel fills at most, members included (a collection can override it)"
+        5,
+        ge=0,
+        le=20,
+        description="members plus explorers a panel fills at most; nominees come on top (a collection can override it)",
     )
     epsilon: float = Field(
         0.2,

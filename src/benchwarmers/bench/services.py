@@ -17,6 +17,7 @@ from benchwarmers.bench.panels.log import CallLog
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.suite_run import SuiteRuns
 from benchwarmers.settings import Settings
 
 
@@ -32,6 +33,7 @@ class Bench:
         self.panels = Panels(self.state, ShapeDecider(self.state))
         self.verdicts = Verdicts(self.state)
         self.log = CallLog(self.state)
+        self.suite = SuiteRuns(self.state, self.panels)
 
     @property
     def settings(self) -> Settings:

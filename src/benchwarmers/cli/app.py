@@ -21,6 +21,7 @@ from benchwarmers.cli import (
     purge,
     serve,
     shapes,
+    suite,
     verdicts,
 )
 from benchwarmers.cli import init as init_cmd
@@ -51,6 +52,7 @@ app.add_typer(gateway.app, name="gateway")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")
 app.add_typer(catalog.app, name="catalog")
+app.add_typer(suite.app, name="suite")
 app.command("alerts")(catalog.alerts)
 app.add_typer(catalog.discover_app, name="discover")
 app.command("init")(init_cmd.init)

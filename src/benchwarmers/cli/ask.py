@@ -117,6 +117,9 @@ def show_reply(reply: dict[str, Any]) -> None:
         console.rule(f"{seat['seat']} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
         if seat["status"] == "ok":
             console.print(Markdown(seat["answer"]))
+            for call in seat.get("tool_calls") or ():
+                function = call.get("function") or {}
+                console.print(f"→ tool call {function.get('name')}({function.get('arguments')})", markup=False)
         elif seat["status"] in ("paced", "cooling"):
             console.print(f"not called: {seat['error']}", markup=False)
         else:

@@ -42,7 +42,9 @@ MEMBER = typer.Option(None, "--member", help="model alias (repeat for each membe
 DESCRIPTION = typer.Option(None, "--description", help="what the collection is for (≤ 300 characters)")
 TAG = typer.Option(None, "--tag", help="lower-case word (repeat, at most 8)")
 SHAPE = typer.Option(None, "--shape", help="task shape, e.g. review (default: decided per request)")
-REPLY = typer.Option(None, "--reply", help="all (every answer) or merged (one merged answer)")
+REPLY = typer.Option(
+    None, "--reply", help="all (every answer), merged (one merged answer) or pick (one seat's own message)"
+)
 MERGER = typer.Option(None, "--merger", help="model alias that merges answers in merged mode")
 MAX_EXPLORERS = typer.Option(None, "--max-explorers", help="explorer seats at most (default 2)")
 MAX_CALLS = typer.Option(None, "--max-calls", help="seats at most, members included (default 5)")

@@ -52,10 +52,12 @@ async def leaderboard(
     bench: Bench,
     shape: str = typer.Option(None, "--shape", help="one shape only"),
     days: float = typer.Option(None, "--days", help="only seats from the last DAYS days (default: all)"),
+    human_only: bool = typer.Option(False, "--human-only", help="count only verdicts people gave, not the suite's"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Rank models per shape: useful rate with its 95% interval, errors by class, empties, seconds, maturity."""
-    boards = [b.public() for b in await evidence.leaderboard(bench.state, shape=shape, days=days)]
+    found = await evidence.leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
+    boards = [b.public() for b in found]
     if as_json:
         print_json(boards)
         return
@@ -69,7 +71,7 @@ async def leaderboard(
                 m["alias"],
                 _useful(m),
                 _span(m["interval"]) if m["verdicts"] else "–",
-                m["verdicts"],
+                _verdicts(m),
                 m["seats"],
                 _errors(m),
                 m["empties"],
@@ -110,6 +112,12 @@ def _errors(model: dict[str, Any]) -> str:
 
 def _seconds(value: float | None) -> str:
     return "–" if value is None else f"{value:.1f}"
+
+
+def _verdicts(model: dict[str, Any]) -> str:
+    """`12`, or `12 (suite 8)` when the suite gave some of them."""
+    suite = model.get("sources", {}).get("suite", 0)
+    return f"{model['verdicts']} (suite {suite})" if suite else str(model["verdicts"])
 
 
 @with_bench

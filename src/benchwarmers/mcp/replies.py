@@ -144,6 +144,9 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
         lines.append("")
         if seat["status"] == "ok":
             lines.append((seat.get("answer") or "").strip())
+            for call in seat.get("tool_calls") or ():
+                function = call.get("function") or {}
+                lines.append(f"→ tool call {function.get('name')}({function.get('arguments')})")
         elif seat["status"] == "empty":
             lines.append("(empty answer)")
         elif seat["status"] == "retired":  # its note says it was not asked, why, and what brings it back

@@ -21,9 +21,12 @@ async def get_leaderboard(
     bench: BenchDep,
     shape: Annotated[str | None, Blank, Query(description="Only this shape's board.")] = None,
     days: Days = None,
+    human_only: Annotated[bool, Query(description="Count only verdicts people gave (not the suite's).")] = False,
 ) -> Response:
-    boards = await leaderboard(bench.state, shape=shape, days=days)
-    return json_response({"object": "leaderboard", "days": days, "shapes": [b.public() for b in boards]})
+    boards = await leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
+    return json_response(
+        {"object": "leaderboard", "days": days, "human_only": human_only, "shapes": [b.public() for b in boards]}
+    )
 
 
 @router.get("/api/reports")

@@ -26,6 +26,7 @@ from benchwarmers.server import (
     login,
     openapi,
     pages,
+    responses_api,
     v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
@@ -80,6 +81,7 @@ def create_app(settings: Settings) -> FastAPI:
     # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
     # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
     app.include_router(v1_routes.router)
+    app.include_router(responses_api.router)
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)

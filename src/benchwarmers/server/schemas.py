@@ -51,7 +51,7 @@ DecisionKind = Annotated[str, _documented({"type": "string", "enum": list(DECISI
 Tokens = Annotated[int, Field(gt=0)]
 FamilyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
 NonEmpty = Annotated[str, Field(min_length=1)]
-Reply = Literal["all", "merged"]  # collection_rules.REPLIES
+Reply = Literal["all", "merged", "pick"]  # collection_rules.REPLIES
 
 
 # -- collections ------------------------------------------------------------------------------------
@@ -66,7 +66,10 @@ class CollectionFields(Body):
         None, description="Roster aliases that answer every panel (ENDPOINT/MODEL); at least one."
     )
     shape: str | None = Field(None, description="Fix the task shape (a known shape); null lets each request decide.")
-    reply: Reply | None = Field(None, description="`all` (every answer, the default) or `merged` (one merged answer).")
+    reply: Reply | None = Field(
+        None,
+        description="`all` (every answer, the default), `merged` (one merged answer), `pick` (one seat's message).",
+    )
     merger: str | None = Field(None, description="The roster alias that merges answers; null lets the bench pick.")
     max_explorers: SeatCount | None = Field(None, description="Explorer seats at most; null uses the gateway's.")
     max_calls: SeatCount | None = Field(None, description="Calls per panel at most; null uses the gateway's.")
@@ -216,18 +219,20 @@ class StreamOptions(_Open):
 class BenchOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    reply: Reply | None = Field(None, description="Override the collection's reply mode: `all` or `merged`.")
+    reply: Reply | None = Field(None, description="Override the reply mode: `all`, `merged` or `pick`.")
     with_: list[str] | None = Field(None, alias="with", description="Nominees: roster aliases seated as well.")
     shape: str | None = Field(None, description="The task shape, when the collection fixes none.")
 
 
 class ChatCompletionRequest(_Open):
     """An OpenAI chat completion request for a collection. Every other OpenAI field (temperature,
-    max_tokens, stop, tools, ...) goes to every seat unchanged. Bodies above 20 MB are refused."""
+    max_tokens, stop, tools, ...) goes to every seat unchanged. Bodies above 20 MB are refused. With
+    `tools` or a JSON `response_format` the reply is one seat's own message (the `pick` reply)."""
 
-    model: str = Field(description="A collection: `bench/NAME`, or `bench/NAME:merged` / `bench/NAME:all`.")
+    model: str = Field(description="A collection: `bench/NAME`, or `bench/NAME:merged` / `:all` / `:pick`.")
     messages: list[ChatMessage] = Field(min_length=1, description="The conversation, as in OpenAI's API.")
-    stream: bool | None = Field(None, description="Stream: pings while the seats run, then the reply as one chunk.")
+    stream: bool | None = Field(None, description="Stream: pings while the seats run, then the reply.")
+    n: int | None = Field(None, ge=1, le=1, description="1 or left out: a panel gives one reply (above 1: 400).")
     stream_options: StreamOptions | None = None
     bench: BenchOptions | None = Field(None, description="The bench's own options.")
 
@@ -248,7 +253,28 @@ class ErrorBody(BaseModel):
     error: ErrorDetail
 
 
-DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (ChatCompletionRequest, ErrorBody)
+class ResponsesText(_Open):
+    format: dict[str, Any] | None = Field(
+        None, description="`{type: text}`, `{type: json_object}` or `{type: json_schema, name, schema, strict}`."
+    )
+
+
+class ResponsesRequest(_Open):
+    """An OpenAI Responses request for a collection, run as the same panel as a chat completion.
+    Function tools, `text.format` and `input_image` parts are served; `previous_response_id` is not."""
+
+    model: str = Field(description="A collection: `bench/NAME`, or `bench/NAME:merged` / `:all` / `:pick`.")
+    input: str | list[dict[str, Any]] = Field(
+        description="A string, or items: messages (input_text, input_image), function_call, function_call_output."
+    )
+    instructions: str | None = Field(None, description="A system message before the input.")
+    tools: list[dict[str, Any]] | None = Field(None, description="Function tools only.")
+    text: ResponsesText | None = None
+    stream: bool | None = Field(None, description="Stream: pings while the seats run, then the Responses events.")
+    bench: BenchOptions | None = Field(None, description="The bench's own options.")
+
+
+DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (ChatCompletionRequest, ResponsesRequest, ErrorBody)
 
 
 ERROR_REF = "#/components/schemas/ErrorBody"

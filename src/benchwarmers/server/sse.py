@@ -28,12 +28,15 @@ def _chunk(
 
 
 def stream_chunks(reply: ChatCompletion, include_usage: bool) -> list[bytes]:
-    """The whole reply as SSE: one content chunk carrying `bench`, the finish chunk, usage, [DONE]."""
-    content = reply["choices"][0]["message"]["content"]
-    chunks = [
-        _chunk(reply, {"role": "assistant", "content": content}, None, {"bench": reply["bench"]}),
-        _chunk(reply, {}, "stop"),
-    ]
+    """The whole reply as SSE: one content chunk carrying `bench`, a chunk per tool call (a picked
+    seat's), the finish chunk, usage, [DONE]."""
+    choice = reply["choices"][0]
+    message = choice["message"]
+    chunks = [_chunk(reply, {"role": "assistant", "content": message["content"]}, None, {"bench": reply["bench"]})]
+    for index, call in enumerate(message.get("tool_calls") or ()):
+        delta = {"tool_calls": [{"index": index, **call}]}
+        chunks.append(_chunk(reply, delta, None))
+    chunks.append(_chunk(reply, {}, choice["finish_reason"]))
     if include_usage:
         usage_chunk = {
             "id": reply["id"],

@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
+from benchwarmers.bench.admin.collection_rules import REPLIES as REPLY_MODES
 from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.records import Collection
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
+from benchwarmers.errors import NotFound
 from benchwarmers.server.body import parse_json_object, read_body, whole_number
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.responses import json_response
@@ -72,19 +76,38 @@ def model_entries(collection: Collection, snapshot: Snapshot) -> list[dict[str, 
         "together": together(collection, snapshot),
     }
     own = collection["reply"]
-    other = "merged" if own == "all" else "all"
     name = f"bench/{collection['name']}"
-    return [{"id": name, **base, "reply": own}, {"id": f"{name}:{other}", **base, "reply": other}]
+    others = [{"id": f"{name}:{mode}", **base, "reply": mode} for mode in REPLY_MODES if mode != own]
+    return [{"id": name, **base, "reply": own}, *others]
+
+
+def _listed(caller: Any, snapshot: Snapshot) -> list[dict[str, Any]]:
+    data = []
+    for name, collection in snapshot.collections.items():
+        if caller.collections is None or name in caller.collections:
+            data.extend(model_entries(collection, snapshot))
+    return data
 
 
 @router.get("/v1/models")
 async def list_models(caller: GatewayCaller, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
-    data = []
-    for name, collection in snapshot.collections.items():
-        if caller.collections is None or name in caller.collections:
-            data.extend(model_entries(collection, snapshot))
-    return json_response({"object": "list", "data": data})
+    return json_response({"object": "list", "data": _listed(caller, snapshot)})
+
+
+@router.get("/v1/models/{model_id:path}", responses=error_responses(404))
+async def retrieve_model(model_id: str, caller: GatewayCaller, bench: BenchDep) -> Response:
+    """One entry of `/v1/models` (what `client.models.retrieve(id)` reads); 404 for any other id."""
+    snapshot = await bench.state.snapshot()
+    found = next((entry for entry in _listed(caller, snapshot) if entry["id"] == model_id), None)
+    if found is None:
+        raise NotFound(
+            f"the model {model_id!r} does not exist or you do not have access to it; GET /v1/models lists "
+            "the collections this caller may use (bench/NAME, and bench/NAME:all, :merged, :pick)",
+            param="model",
+            code="model_not_found",
+        )
+    return json_response(found)
 
 
 async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
@@ -95,26 +118,45 @@ async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
             return
 
 
+@dataclass(frozen=True)
+class Wire:
+    """How a panel's reply (a chat completion, as recorded) goes out: as JSON, and as SSE frames."""
+
+    body: Callable[[ChatCompletion], Any]
+    frames: Callable[[ChatCompletion, bool], list[bytes]]  # (reply, include_usage)
+
+
+CHAT_WIRE = Wire(body=lambda reply: reply, frames=stream_chunks)
+
+
 @router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404))
 async def chat_completions(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     # The router's guard has run: the body is read only for a caller it let through.
-    gateway = bench.panels
     raw = await read_body(request)
     body, body_hash = parse_json_object(raw), request_hash(raw)
     del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
+    return await serve_panel(request, caller, bench, body, body_hash, CHAT_WIRE)
+
+
+async def serve_panel(
+    request: Request, caller: Caller, bench: Bench, body: dict[str, Any], body_hash: str, wire: Wire
+) -> Response:
+    """One panel for a chat request (the Responses route translates into one first): a replay, or
+    prepare, run and reply, streamed with pings or as one JSON body."""
+    gateway = bench.panels
     idempotency_key = request.headers.get("idempotency-key") or None
     retried = whole_number(request.headers.get("x-stainless-retry-count"))  # not a whole number: no retry
     if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
-            return _answer(recorded, bool(body.get("stream")), _include_usage(body))
+            return _answer(recorded, bool(body.get("stream")), _include_usage(body), wire)
     panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id())
     del body
     headers = {"x-request-id": panel.panel_id}
     disconnected = asyncio.Event()
     if panel.stream:
         return StreamingResponse(
-            _stream(bench, panel, idempotency_key, disconnected),
+            _stream(bench, panel, idempotency_key, disconnected, wire),
             media_type="text/event-stream",
             headers={**headers, "cache-control": "no-store", "x-accel-buffering": "no"},
         )
@@ -123,7 +165,7 @@ async def chat_completions(request: Request, caller: GatewayCaller, bench: Bench
         reply = await gateway.run(panel, idempotency_key, disconnected)
     finally:
         watcher.cancel()
-    return json_response(reply, headers=headers)
+    return json_response(wire.body(reply), headers=headers)
 
 
 def _include_usage(body: dict[str, Any]) -> bool:
@@ -131,23 +173,23 @@ def _include_usage(body: dict[str, Any]) -> bool:
     return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
-def _answer(reply: ChatCompletion, stream: bool, include_usage: bool) -> Response:
+def _answer(reply: ChatCompletion, stream: bool, include_usage: bool, wire: Wire) -> Response:
     headers = {"x-request-id": reply["bench"]["panel"]}
     if not stream:
-        return json_response(reply, headers=headers)
+        return json_response(wire.body(reply), headers=headers)
 
     async def replayed() -> AsyncIterator[bytes]:
-        for chunk in stream_chunks(reply, include_usage):
+        for chunk in wire.frames(reply, include_usage):
             yield chunk
 
     return StreamingResponse(replayed(), media_type="text/event-stream", headers=headers)
 
 
 async def _stream(
-    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event
+    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event, wire: Wire
 ) -> AsyncIterator[bytes]:
-    """Pings while the seats run, then the whole reply as one chunk. A client that leaves cancels
-    the seats still running; the panel is still recorded (the task outlives this generator)."""
+    """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
+    still running; the panel is still recorded (the task outlives this generator)."""
     interval = float((await bench.state.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
@@ -156,7 +198,7 @@ async def _stream(
             done, _ = await asyncio.wait({task}, timeout=interval)
             if not done:
                 yield PING
-        for chunk in stream_chunks(task.result(), panel.include_usage):
+        for chunk in wire.frames(task.result(), panel.include_usage):
             yield chunk
     finally:
         if not task.done():

@@ -260,6 +260,7 @@ async def list_panels(
                 "error_kind": data[seats.c.error_kind],
                 "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
+                "tool_calls": data[seats.c.tool_calls] or [],
                 "verdict": verdict,
             }
         )
@@ -343,7 +344,7 @@ async def purge_before(
     how many panels, seats and verdicts were emptied.
 
     Gone: the request (prompt, options, tools), the recorded reply, the request hash and
-    idempotency key, the panel's note; each seat's answer and error text; each verdict's note and
+    idempotency key, the panel's note; each seat's answer, tool calls and error text; each verdict's note and
     the text of its claims. Error text kept elsewhere goes too once as old: a model's last error
     (unless it failed again since the cutoff) and the last error quoted by a "failing" alert.
     Kept: panel ids, times, collection, shape, caller, skipped seats; each seat's alias,
@@ -397,7 +398,9 @@ async def _purge_batch(conn: AsyncConnection, cutoff: float, now: float) -> dict
             ),
             placeholders,
         )
-    emptied = await conn.execute(seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error=""))
+    emptied = await conn.execute(
+        seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error="", tool_calls=None)
+    )
     await conn.execute(
         panels.update()
         .where(panels.c.id.in_(ids))

@@ -40,6 +40,7 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
             verdicts.c["false"].label("false_claims"),
             verdicts.c.caller.label("judge"),
             verdicts.c.created_at.label("judged_at"),
+            verdicts.c.source,
         )
         .outerjoin(verdicts, _CURRENT)
         .where(and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED)))
@@ -87,6 +88,7 @@ async def iter_judged(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
             verdicts.c.real,
             verdicts.c["false"].label("false_claims"),
             verdicts.c.created_at.label("judged_at"),
+            verdicts.c.source,
         )
         .join(verdicts, _CURRENT)
         .join(panels, panels.c.id == seats.c.panel_id)

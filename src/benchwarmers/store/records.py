@@ -77,6 +77,7 @@ class SeatRow(TypedDict):
     caller: str
     created_at: float
     frees_at: float | None  # paced or cooling: when the model may be called again
+    tool_calls: list[dict[str, Any]] | None  # the function calls it answered with
 
 
 class Replay(TypedDict):
@@ -111,6 +112,7 @@ class LoggedSeat(TypedDict):
     error_kind: str | None  # the failure's class when status is error (upstream_error, timeout, …)
     frees_at: float | None
     usage: dict[str, Any] | None
+    tool_calls: list[dict[str, Any]]
     verdict: PublicVerdict | None
 
 

@@ -179,6 +179,7 @@ seats = Table(
     Column("caller", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Column("frees_at", Float),  # paced or cooling (not called): when the model may be called again
+    Column("tool_calls", JSON),  # the function calls it answered with ({id, type, function}), if any
     Index("ix_seats_panel", "panel_id"),
     # The dashboard's counts read these instead of the rows (migration 0002).
     Index("ix_seats_status_seat_call", "status", "seat", "call"),
@@ -197,7 +198,40 @@ verdicts = Table(
     Column("caller", String(64), nullable=False),
     Column("created_at", Float, nullable=False),
     Column("current", Boolean, nullable=False, default=True),  # history keeps replaced ones
+    # human | suite: a person's verdict always replaces the suite's, never the other way round
+    Column("source", String(16), nullable=False, default="human", server_default=text("'human'")),
     Index("ix_verdicts_call_current", "call", "current"),
+)
+
+suite_runs = Table(
+    "suite_runs",
+    metadata,
+    Column("id", String(40), primary_key=True),
+    Column("created_at", Float, nullable=False),
+    Column("finished_at", Float),
+    Column("target", String(300), nullable=False),  # bench/NAME, or the model aliases asked one by one
+    Column("plan", JSON, nullable=False),  # tasks, repeat, judge, models: what resuming needs
+)
+
+suite_results = Table(
+    "suite_results",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(40), ForeignKey("suite_runs.id", ondelete="CASCADE"), nullable=False),
+    Column("task", String(80), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("alias", String(300), nullable=False),
+    Column("unit_alias", String(300)),  # the model asked alone; None for a collection's panel
+    Column("panel_id", String(40), nullable=False),
+    Column("call", String(64), nullable=False),  # the seat's call id (its verdict's call)
+    Column("status", String(16), nullable=False),  # the seat's: ok | empty | error | paced | cooling | retired
+    Column("seconds", Float, nullable=False),
+    Column("tokens", Integer),
+    Column("rate_limited", Boolean, nullable=False, default=False),
+    Column("graded", JSON),  # None when the seat gave no answer to grade
+    Column("created_at", Float, nullable=False),
+    UniqueConstraint("run_id", "task", "attempt", "alias"),
+    Index("ix_suite_results_run", "run_id", "task"),
 )
 
 alerts = Table(

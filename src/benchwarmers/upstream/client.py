@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -31,6 +31,7 @@ from benchwarmers.upstream.failures import (
     error_message_from_body,
     timeout_failure,
 )
+from benchwarmers.upstream.responses_client import read_response, responses_request
 
 # A reply bigger than this is not an answer anyone will read; stop before memory suffers.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
@@ -121,6 +122,8 @@ class ChatResult:
     headers: dict[str, str]
     seconds: float
     model: str | None
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # chat-completion shape
+    finish_reason: str | None = None
 
 
 @dataclass
@@ -200,6 +203,7 @@ def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
     content = message.get("content") if isinstance(message, dict) else None
     usage = data.get("usage")
     model = data.get("model")
+    finish = choice.get("finish_reason")
     return ChatResult(
         answer=_text_answer(content),
         usage=usage if isinstance(usage, dict) else None,
@@ -207,7 +211,32 @@ def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
         headers=reply.headers,
         seconds=reply.seconds,
         model=model if isinstance(model, str) else None,
+        tool_calls=tool_calls_of(message),
+        finish_reason=finish if isinstance(finish, str) else None,
     )
+
+
+def tool_calls_of(message: Any) -> list[dict[str, Any]]:
+    """A chat message's function calls as `{id, type, function: {name, arguments}}`, arguments a string
+    (some providers send them as an object); anything else in the list is left out."""
+    raw = message.get("tool_calls") if isinstance(message, dict) else None
+    found: list[dict[str, Any]] = []
+    for index, call in enumerate(raw if isinstance(raw, list) else ()):
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not isinstance(function.get("name"), str):
+            continue
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = orjson.dumps(arguments if arguments is not None else {}).decode()
+        call_id = call.get("id")
+        found.append(
+            {
+                "id": call_id if isinstance(call_id, str) and call_id else f"call_{index}",
+                "type": "function",
+                "function": {"name": function["name"], "arguments": arguments},
+            }
+        )
+    return found
 
 
 class UpstreamPool:
@@ -249,6 +278,17 @@ class UpstreamPool:
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
         return _chat_result(reply, secrets)
+
+    async def respond(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
+        """A seat on a Responses-API endpoint: the chat body sent as `POST {base}/responses`, the
+        Response read back as a chat result (upstream/responses_client.py)."""
+        url = endpoint.base_url.rstrip("/") + "/responses"
+        reply = await self._exchange(endpoint, "POST", url, responses_request(body), timeout, send_key=True)
+        secrets = _secrets(endpoint)
+        if not 200 <= reply.status < 300:
+            raise classify_response(reply.status, reply.headers, reply.body, secrets)
+        text, calls, usage, finish, model = read_response(reply.status, reply.headers, reply.body, secrets)
+        return ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
 
     async def request_json(
         self,

@@ -20,7 +20,19 @@ from benchwarmers.catalog.families import normalise_family
 # (method, absolute URL, JSON body or None) → parsed JSON; raises on HTTP or transport failure.
 FetchJson = Callable[[str, str, Any | None], Awaitable[Any]]
 
-KINDS = ("openai", "openrouter", "groq", "mistral", "ollama", "lmstudio", "openwebui", "litellm", "cliproxy")
+# `responses`: an OpenAI-style listing, seats called over the Responses API (upstream/responses_client.py).
+KINDS = (
+    "openai",
+    "openrouter",
+    "groq",
+    "mistral",
+    "ollama",
+    "lmstudio",
+    "openwebui",
+    "litellm",
+    "cliproxy",
+    "responses",
+)
 
 _WINDOW_KEYS = (
     "context_length", "context_window", "max_context_length", "top_provider.context_length", "max_model_len"
@@ -330,6 +342,7 @@ _PARSERS: dict[str, Callable[[Any], list[ListedModel]]] = {
     "openwebui": parse_openwebui,
     "litellm": parse_litellm,
     "cliproxy": parse_cliproxy,
+    "responses": parse_openai,
 }
 
 

@@ -14,7 +14,7 @@ NAME = re.compile(r"^[a-z0-9-]+$")
 TAG = re.compile(r"^[a-z0-9-]+$")
 MAX_DESCRIPTION = 300
 MAX_TAGS = 8
-REPLIES = ("all", "merged")
+REPLIES = ("all", "merged", "pick")
 DEFAULT_MAX_EXPLORERS = 2
 DEFAULT_MAX_CALLS = 5
 
@@ -68,7 +68,7 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         raise InvalidRequest(f"shape {shape!r} is not known; shapes are: {', '.join(shapes)}", param="shape")
     reply = data.get("reply") or "all"
     if reply not in REPLIES:
-        raise InvalidRequest(f"reply must be 'all' or 'merged', not {reply!r}", param="reply")
+        raise InvalidRequest(f"reply must be 'all', 'merged' or 'pick', not {reply!r}", param="reply")
     merger = data.get("merger") or None
     if merger is not None and merger not in roster:
         raise InvalidRequest(f"merger {merger!r} is not on the roster.{suggest(merger, roster)}", param="merger")

@@ -46,6 +46,7 @@ from benchwarmers.store import evidence as store
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
+HUMAN = "human"  # a verdict's source when a person gave it (the suite's is "suite")
 PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence/roles.py)
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
@@ -75,6 +76,7 @@ class Standing:
     strength: float | None = None  # Bradley–Terry log-strength; None without pairwise games
     strength_low: float | None = None
     strength_high: float | None = None
+    sources: tuple[tuple[str, int], ...] = ()  # verdicts by source (human, suite)
     error_kinds: tuple[tuple[str, int], ...] = ()  # (failure class, seats), most first
     p90_seconds: float | None = None  # over ok seats
     rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
@@ -113,6 +115,7 @@ class Standing:
             "alias": self.alias,
             "seats": self.seats,
             "verdicts": self.verdicts,
+            "sources": dict(self.sources),
             "useful": self.useful,
             "rate": _round(self.rate, 4),
             "interval": [round(self.low, 4), round(self.high, 4)],
@@ -171,6 +174,9 @@ class Board:
         }
 
 
+UNJUDGED = {"useful": None, "real": None, "false_claims": None, "judge": None, "judged_at": None, "source": None}
+
+
 def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
@@ -206,6 +212,7 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         last_judged=max((r["judged_at"] for r in judged), default=None),
         error_kinds=error_kinds(kinds),
         p90_seconds=nearest_rank(ok_seconds, 0.9),
+        sources=tuple(sorted(Counter(r.get("source") or HUMAN for r in judged).items())),
     )
 
 
@@ -308,12 +315,17 @@ async def primary_pins(state: BenchState) -> dict[str, str]:
         return {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
 
 
-async def leaderboard(state: BenchState, shape: str | None = None, days: float | None = None) -> list[Board]:
-    """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days."""
+async def leaderboard(
+    state: BenchState, shape: str | None = None, days: float | None = None, human_only: bool = False
+) -> list[Board]:
+    """Boards for every shape with evidence or a pin (or just `shape`), over the last `days` days;
+    with `human_only`, verdicts the suite gave count as none."""
     since = since_days(days)
     snapshot = await state.snapshot()
     async with state.read() as conn:
         rows = await store.seat_evidence(conn, since)
+    if human_only:
+        rows = [r if (r["source"] or HUMAN) == HUMAN else {**r, **UNJUDGED} for r in rows]
     pins = await primary_pins(state)
     by_shape: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
@@ -397,6 +409,7 @@ def evidence_line(row: Mapping[str, Any]) -> dict[str, Any]:
         "status": row["status"],
         "answer": row["answer"],
         "verdict": "useful" if row["useful"] else "not useful",
+        "source": row.get("source") or HUMAN,
         "note": row["note"],
         "claims": {"real": row["real"] or [], "false": row["false_claims"] or []},
         "judged_at": row["judged_at"],

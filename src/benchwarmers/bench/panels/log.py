@@ -63,6 +63,11 @@ class CallLog:
             raise NotFound(f"no panel {panel_id!r}", param="panel_id", code="panel_not_found")
         return found[0]
 
+    async def verdict_history(self, call: str) -> list[dict[str, Any]]:
+        """Every verdict given on a call, oldest first: the current one and those it replaced."""
+        async with self.state.read() as conn:
+            return await calls.verdict_history(conn, call)
+
     async def owed_count(self) -> int:
         async with self.state.read() as conn:
             return await counts.owed_count(conn)

@@ -44,7 +44,8 @@ def merger_candidates(
     pinned: Mapping[str, str] | None = None,
 ) -> list[tuple[str, str]]:
     """(alias, rule) in the order the rules are tried; duplicates dropped. `pinned` is the merger
-    role: shape (or EVERY_SHAPE) → alias."""
+    role: shape (or EVERY_SHAPE) → alias. The pick reply ranks seats by the same order, without
+    the merger role (bench/panels/pick.py)."""
     ordered: list[tuple[str, str]] = []
     if merger := collection.get("merger"):
         ordered.append((merger, "the collection's merger"))

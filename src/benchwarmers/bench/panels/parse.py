@@ -11,7 +11,8 @@ from benchwarmers.errors import InvalidRequest
 from benchwarmers.redaction import redact_messages
 
 PREFIX = "bench/"
-SUFFIXES = ("merged", "all")
+SUFFIXES = ("merged", "all", "pick")
+STRUCTURED = ("json_object", "json_schema")  # response_format types that need one parsable message
 TOKENS_PER_IMAGE = 2_500
 
 
@@ -27,7 +28,7 @@ class BenchOptions:
 @dataclass(frozen=True)
 class ModelName:
     collection: str
-    suffix: str | None  # "merged" | "all" | None
+    suffix: str | None  # "merged" | "all" | "pick" | None
 
 
 @dataclass
@@ -42,13 +43,14 @@ class Content:
 
 
 def parse_model_name(model: Any) -> ModelName | None:
-    """`bench/<name>[:merged|:all]` → its parts; None when it is not a bench model name at all."""
+    """`bench/<name>[:merged|:all|:pick]` → its parts; None when it is not a bench model name at all."""
     if not isinstance(model, str) or not model.startswith(PREFIX):
         return None
     name, _, suffix = model[len(PREFIX) :].partition(":")
     if suffix and suffix not in SUFFIXES:
         raise InvalidRequest(
-            f"model {model!r} has an unknown suffix ':{suffix}'; use ':merged' or ':all'", param="model"
+            f"model {model!r} has an unknown suffix ':{suffix}'; use ':merged', ':all' or ':pick'",
+            param="model",
         )
     return ModelName(collection=name, suffix=suffix or None)
 
@@ -66,7 +68,7 @@ def parse_options(body: dict[str, Any]) -> BenchOptions:
         )
     reply = raw.get("reply")
     if reply is not None and reply not in SUFFIXES:
-        raise InvalidRequest("bench.reply must be 'all' or 'merged'", param="bench.reply")
+        raise InvalidRequest("bench.reply must be 'all', 'merged' or 'pick'", param="bench.reply")
     nominees = raw.get("with") or []
     if isinstance(nominees, str):
         nominees = [nominees]
@@ -156,6 +158,28 @@ def estimate_tokens(text_chars: int, images: int) -> int:
     return math.ceil(text_chars / 4 * 1.1) + TOKENS_PER_IMAGE * images
 
 
-def reply_mode(options: BenchOptions, name: ModelName, collection_reply: str) -> str:
-    """The request's bench.reply, else the model-name suffix, else the collection's own."""
-    return options.reply or name.suffix or collection_reply
+def needs_one_message(body: dict[str, Any]) -> bool:
+    """A request whose caller reads one message, not a panel: it offers tools or asks for JSON."""
+    fmt = body.get("response_format")
+    return bool(body.get("tools")) or (isinstance(fmt, dict) and fmt.get("type") in STRUCTURED)
+
+
+def reply_mode(options: BenchOptions, name: ModelName, collection_reply: str, body: dict[str, Any]) -> str:
+    """The request's bench.reply, else the model-name suffix; else `pick` when the caller needs one
+    message (tools, JSON), else the collection's own."""
+    return options.reply or name.suffix or ("pick" if needs_one_message(body) else collection_reply)
+
+
+def check_n(body: dict[str, Any]) -> None:
+    """A panel gives one reply: `n` above 1 is refused, never silently cut to one choice."""
+    n = body.get("n")
+    if n is None or n == 1:
+        return
+    if not isinstance(n, int) or isinstance(n, bool) or n < 1:
+        raise InvalidRequest("n must be a whole number, 1 or more (a panel replies once: send 1)", param="n")
+    raise InvalidRequest(
+        f"n={n} is not served: a panel gives one reply, and every seat's own answer is in bench.seats. "
+        "Leave n out (or send 1); for several answers, read bench.seats or use reply 'all'.",
+        param="n",
+        code="n_not_supported",
+    )

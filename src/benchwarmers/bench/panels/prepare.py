@@ -14,6 +14,7 @@ from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
 from benchwarmers.bench.panels import parse as req
+from benchwarmers.bench.panels.pick import check_request
 from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
@@ -44,6 +45,7 @@ class PreparedPanel:
     tokens: int = 0  # what a seat reserves under tokens limits: the estimate plus max_tokens
     created: float = field(default_factory=time.time)
     decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
+    checks: dict[str, Any] = field(default_factory=dict)  # tools, tool_choice, response_format: what a pick checks
 
 
 @dataclass
@@ -60,6 +62,11 @@ class SeatOutcome:
     usage: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     frees_at: float | None = None  # paced or cooling: when the model may be called again
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
+    finish_reason: str | None = None  # as the model gave it
+
+
+PICK_CHECKS = ("tools", "tool_choice", "response_format")
 
 
 def reserved_tokens(estimate: int, body: dict[str, Any]) -> int:
@@ -76,6 +83,9 @@ def request_hash(body_bytes: bytes | bytearray) -> str:
 def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
     """Remove every secret the bench knows from what a call gave back, before it is used, kept or shown."""
     outcome.answer = scrub_answer(outcome.answer, secrets)
+    for call in outcome.tool_calls:
+        # A tool call is an answer: its arguments are scrubbed like text (its name is the caller's own).
+        call["function"]["arguments"] = scrub_answer(call["function"]["arguments"], secrets)
     if outcome.error:
         outcome.error = scrub_text(outcome.error, secrets)
 
@@ -135,10 +145,18 @@ class Draft:
         return self.content.images > 0
 
 
-def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
-    """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large)."""
-    collection, name = resolve_collection(snapshot, body.get("model"))
+def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None) -> Draft:
+    """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large).
+
+    `direct` is a collection made for this request (the suite asking models one by one): the body's
+    `model` is then not read."""
+    if direct is not None:
+        collection, name = direct, req.ModelName(collection=direct["name"], suffix=None)
+    else:
+        collection, name = resolve_collection(snapshot, body.get("model"))
     options = req.parse_options(body)
+    req.check_n(body)
+    check_request(body)
     content = req.read_content(req.check_messages(body))
     estimate = req.estimate_tokens(content.text_chars, content.images)
     if options.shape is not None and options.shape not in snapshot.shapes:
@@ -172,6 +190,29 @@ def read_request(snapshot: Snapshot, body: dict[str, Any]) -> Draft:
     return Draft(collection=collection, name=name, options=options, content=content, estimate=estimate, body=body)
 
 
+DIRECT = "(direct)"  # the collection name of panels that ask models one by one; no collection has it
+
+
+def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
+    """A one-member collection with no explorers, to ask `alias` alone through a real panel."""
+    if alias not in snapshot.models:
+        found = close_matches(alias, snapshot.models)
+        hint = f" Close matches: {', '.join(found)}." if found else " `benchwarmers model list` shows the roster."
+        raise InvalidRequest(f"{alias!r} is not on the roster.{hint}", param="model", code="unknown_model")
+    return {
+        "name": DIRECT,
+        "description": "",
+        "tags": [],
+        "members": [alias],
+        "shape": None,
+        "reply": "all",
+        "merger": None,
+        "max_explorers": 0,
+        "max_calls": 1,
+        "created_at": 0.0,
+    }
+
+
 def fixed_shape(draft: Draft) -> tuple[str, str] | None:
     """The shape when something decides it outright; None when it is automatic."""
     if shape := draft.collection.get("shape"):
@@ -194,10 +235,9 @@ def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[
 
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
     """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
-    members = [a for a in draft.collection["members"] if a in snapshot.models]
-    asked = {*members, *draft.options.nominees}
-    seated = len([a for a in asked if not snapshot.models[a].retired])
-    return explorer_count(seated, *seat_limits(draft.collection, snapshot.gateway))
+    members = {a for a in draft.collection["members"] if a in snapshot.models}
+    called = len([a for a in members if not snapshot.models[a].retired])
+    return explorer_count(called, *seat_limits(draft.collection, snapshot.gateway))
 
 
 def seat_panel(
@@ -262,7 +302,7 @@ def seat_panel(
         caller=caller,
         collection=collection,
         model_name=str(body["model"]),
-        reply=req.reply_mode(draft.options, draft.name, collection.get("reply") or "all"),
+        reply=req.reply_mode(draft.options, draft.name, collection.get("reply") or "all", body),
         shape=shape,
         shape_by=shape_by,
         plan=plan,
@@ -276,4 +316,5 @@ def seat_panel(
         include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
         request_hash=body_hash,
         created=now,
+        checks={key: body[key] for key in PICK_CHECKS if key in body},
     )

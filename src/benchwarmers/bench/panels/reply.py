@@ -23,6 +23,7 @@ class PublicSeat(TypedDict):
     status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
     seconds: float
     answer: str
+    tool_calls: list[dict[str, Any]]  # the function calls it answered with: {id, type, function: {name, arguments}}
     error: str
     frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
 
@@ -41,17 +42,29 @@ class ReplyBench(TypedDict):
     collection: str  # bench/<name>
     shape: str
     shape_by: str
-    reply: str  # all | merged
+    reply: str  # all | merged | pick
     seats: list[PublicSeat]
     skipped: list[SkippedSeat]
     verdict: str  # how to post a verdict
+    usage: dict[str, Any]  # each call's own usage by call id (the reply's `usage` is their sum)
     merger: NotRequired[PublicMerger | None]  # merged mode only; None when no merger was called
+    picked: NotRequired[PublicPick | None]  # pick mode only; None when no seat answered
     note: NotRequired[str]  # when the reply is not what was asked for, why
+
+
+class PublicPick(TypedDict):
+    """Whose message a pick reply is, and why that seat."""
+
+    call: str
+    alias: str
+    seat: str
+    why: str
 
 
 class Message(TypedDict):
     role: str
-    content: str
+    content: str | None
+    tool_calls: NotRequired[list[dict[str, Any]]]
 
 
 class Choice(TypedDict):
@@ -74,6 +87,7 @@ class ChatCompletion(TypedDict):
     object: str
     created: int
     model: str
+    system_fingerprint: None  # a panel is many models: no one fingerprint
     choices: list[Choice]
     usage: Usage
     bench: ReplyBench
@@ -87,6 +101,7 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "status": outcome.status,
         "seconds": outcome.seconds,
         "answer": outcome.answer,
+        "tool_calls": outcome.tool_calls,
         "error": outcome.error,
         "frees_at": outcome.frees_at,
     }
@@ -113,7 +128,9 @@ def render_markdown(
         lines.append(f"call `{seat['call']}`")
         lines.append("")
         if seat["status"] == "ok":
-            lines.append(seat["answer"].strip())
+            if seat["answer"].strip():
+                lines.append(seat["answer"].strip())
+            lines += [tool_call_line(call) for call in seat.get("tool_calls") or ()]
         elif seat["status"] == "empty":
             lines.append("_(empty answer)_")
         elif seat["status"] == "retired":
@@ -129,6 +146,24 @@ def render_markdown(
         lines.append("")
     lines.append("Judge each answer you read: POST /bench/verdict with its call id.")
     return "\n".join(lines)
+
+
+def tool_call_line(call: Mapping[str, Any]) -> str:
+    """A tool call as the markdown reply shows it: `→ tool name({...arguments})`."""
+    function = call.get("function") or {}
+    return f"→ tool call `{function.get('name', '?')}({function.get('arguments', '')})`"
+
+
+def picked_message(outcome: SeatOutcome) -> tuple[Message, str]:
+    """A seat's own message and finish reason, as the model gave them."""
+    message: Message = {
+        "role": "assistant",
+        "content": outcome.answer if outcome.answer or not outcome.tool_calls else None,
+    }
+    if outcome.tool_calls:
+        message["tool_calls"] = outcome.tool_calls
+    finish = outcome.finish_reason or ("tool_calls" if outcome.tool_calls else "stop")
+    return message, finish
 
 
 def render_merged(answer: str, merger: PublicSeat, seats: Sequence[PublicSeat]) -> str:
@@ -151,21 +186,23 @@ def sum_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:
 
 
 def completion(
-    panel_id: str, model: str, created: float, content: str, usage: Usage, bench: ReplyBench
+    panel_id: str,
+    model: str,
+    created: float,
+    content: str | Message,
+    usage: Usage,
+    bench: ReplyBench,
+    finish_reason: str = "stop",
 ) -> ChatCompletion:
+    """The reply; `content` is the markdown (or merged) text, or a picked seat's own message."""
+    message: Message = {"role": "assistant", "content": content} if isinstance(content, str) else content
     return {
         "id": f"chatcmpl-{panel_id}",
         "object": "chat.completion",
         "created": int(created),
         "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": content},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
+        "system_fingerprint": None,
+        "choices": [{"index": 0, "message": message, "finish_reason": finish_reason, "logprobs": None}],
         "usage": usage,
         "bench": bench,
     }

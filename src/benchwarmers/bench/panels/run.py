@@ -108,7 +108,9 @@ async def call_model(
         raise _Cancelled(outcome) from None
     else:
         outcome.answer, outcome.usage, outcome.headers = result.answer, result.usage, result.headers
-        outcome.status = "ok" if result.answer.strip() else "empty"
+        outcome.tool_calls, outcome.finish_reason = result.tool_calls, result.finish_reason
+        # A tool call is an answer: a seat that only calls a tool answered.
+        outcome.status = "ok" if result.answer.strip() or result.tool_calls else "empty"
         await pacer.settle(pace, used_tokens(result.usage))
     await pacer.align(alias, outcome.headers)
     outcome.seconds = round(time.perf_counter() - started, 3)

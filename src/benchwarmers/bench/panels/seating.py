@@ -60,9 +60,10 @@ class SeatPlan:
 SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
 
 
-def explorer_count(seated: int, max_explorers: int = 2, max_calls: int = 5) -> int:
-    """Explorer seats left once `seated` members and nominees are in."""
-    return max(0, min(max_explorers, max_calls - seated))
+def explorer_count(members: int, max_explorers: int = 2, max_calls: int = 5) -> int:
+    """Explorer seats beside `members` called members. Nominees are the caller's extra calls: they
+    never take an explorer's seat, or every `with` would cost the bench what it learns."""
+    return max(0, min(max_explorers, max_calls - members))
 
 
 def too_small(members: Sequence[Candidate], estimate: int) -> list[Candidate]:
@@ -178,7 +179,8 @@ def plan_seats(
             families.add(family_of(cand))
 
     # A retired member keeps its place (and its family out of the explorers) but takes no call.
-    slots = explorer_count(len([s for s in seats if not s.retired]), max_explorers, max_calls)
+    called_members = [s for s in seats if s.kind == "member" and not s.retired]
+    slots = explorer_count(len(called_members), max_explorers, max_calls)
     eligible: dict[str, Candidate] = {}
     for cand in pool:
         if cand.alias in considered or cand.alias in eligible:

@@ -16,10 +16,12 @@ from benchwarmers.bench.evidence.roles import MERGER
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
 from benchwarmers.bench.panels.parse import reply_mode, request_text
+from benchwarmers.bench.panels.pick import Picked, pick_seat
 from benchwarmers.bench.panels.prepare import (
     Draft,
     PreparedPanel,
     SeatOutcome,
+    direct_collection,
     fixed_shape,
     read_request,
     scrub_outcome,
@@ -31,6 +33,7 @@ from benchwarmers.bench.panels.reply import (
     PublicMerger,
     ReplyBench,
     completion,
+    picked_message,
     render_markdown,
     render_merged,
     seat_public,
@@ -88,10 +91,14 @@ class Panels:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def prepare(self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str) -> PreparedPanel:
-        """Everything that can refuse a request happens here, before any seat is called."""
+    async def prepare(
+        self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str, direct: str | None = None
+    ) -> PreparedPanel:
+        """Everything that can refuse a request happens here, before any seat is called.
+
+        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`)."""
         snapshot = await self.state.snapshot()
-        draft = read_request(snapshot, body)
+        draft = read_request(snapshot, body, direct_collection(direct, snapshot) if direct else None)
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(
                 f"this gateway key may not call bench/{draft.collection['name']}; it may call: "
@@ -134,7 +141,7 @@ class Panels:
                 "id": panel_id,
                 "created_at": time.time(),
                 "collection": draft.collection["name"],
-                "reply": reply_mode(draft.options, draft.name, draft.collection.get("reply") or "all"),
+                "reply": reply_mode(draft.options, draft.name, draft.collection.get("reply") or "all", draft.body),
                 "shape": "",
                 "shape_by": "",
                 "caller": caller.name,
@@ -204,8 +211,14 @@ class Panels:
         merged: Merged | None = None
         if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
             merged = await self._merge(panel, outcomes, snapshot, timeout, secrets)
+        picked: Picked | None = None
+        if panel.reply == "pick":
+            order = merger_candidates(
+                panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
+            )
+            picked = pick_seat(order, outcomes, panel.checks)
         extra = [o for o in (merged.outcome if merged else None, panel.decision) if o is not None]
-        reply = self.build_reply(panel, outcomes, merged)
+        reply = self.build_reply(panel, outcomes, merged, picked)
         await self.record(panel, [*outcomes, *extra], reply, idempotency_key, time.perf_counter() - started)
         return reply
 
@@ -271,7 +284,11 @@ class Panels:
         return await primary_for(self.state, shape)
 
     def build_reply(
-        self, panel: PreparedPanel, outcomes: list[SeatOutcome], merged: Merged | None = None
+        self,
+        panel: PreparedPanel,
+        outcomes: list[SeatOutcome],
+        merged: Merged | None = None,
+        picked: Picked | None = None,
     ) -> ChatCompletion:
         seats = [seat_public(o) for o in outcomes]
         skipped: list[SkippedSeat] = [{"seat": s.seat, "alias": s.alias, "why": s.why} for s in panel.plan.skipped]
@@ -287,20 +304,32 @@ class Panels:
             "verdict": verdict_hint(
                 self.state.public_base_url(), next((s["call"] for s in seats if s["status"] != calls.RETIRED), None)
             ),
+            "usage": {},
         }
-        usages = [o.usage for o in outcomes]
-        note = merged.note if merged else None
+        called = [o for o in outcomes if o.status not in calls.NOT_CALLED]
+        note = merged.note if merged else picked.note if picked else None
         merger = merged.public() if merged is not None else None
         if merged is not None:
             bench["merger"] = merger
-            usages.append(merged.outcome.usage if merged.outcome else None)
+            if merged.outcome is not None:
+                called.append(merged.outcome)
+        bench["usage"] = {o.call: o.usage for o in called}
+        usage = sum_usage([o.usage for o in called])
         if note:
             bench["note"] = note
+        if picked is not None:
+            chosen = picked.outcome
+            bench["picked"] = (
+                {"call": chosen.call, "alias": chosen.alias, "seat": chosen.seat, "why": picked.why} if chosen else None
+            )
+            if chosen is not None:
+                message, finish = picked_message(chosen)
+                return completion(panel.panel_id, panel.model_name, panel.created, message, usage, bench, finish)
         if merger is not None and merger["status"] == "ok":
             content = render_merged(merger["answer"], merger, seats)
         else:
             content = render_markdown(panel.panel_id, name, seats, skipped, note)
-        return completion(panel.panel_id, panel.model_name, panel.created, content, sum_usage(usages), bench)
+        return completion(panel.panel_id, panel.model_name, panel.created, content, usage, bench)
 
     async def record(
         self,
@@ -346,6 +375,7 @@ class Panels:
                 "caller": panel.caller,
                 "created_at": now,
                 "frees_at": o.frees_at,
+                "tool_calls": o.tool_calls or None,
             }
             for i, o in enumerate(outcomes)
         ]

@@ -44,8 +44,11 @@ export async function openSeat(panelId, call) {
   error.hidden = !seat.error;
   error.textContent = seat.error || "";
   const answer = $("#seat-answer");
-  answer.classList.toggle("is-empty", !seat.answer);
-  answer.replaceChildren(seat.answer ? renderMarkdown(seat.answer) : document.createTextNode("(no answer)"));
+  // A tool call is an answer: each is shown after the text, as the markdown reply shows it.
+  const calls = (seat.tool_calls || []).map((c) => `→ tool call \`${c.function.name}(${c.function.arguments})\``);
+  const text = [seat.answer, ...calls].filter(Boolean).join("\n\n");
+  answer.classList.toggle("is-empty", !text);
+  answer.replaceChildren(text ? renderMarkdown(text) : document.createTextNode("(no answer)"));
   fillVerdict(seat.verdict);
   // A failed seat, or one not called (paced, cooling, retired), has no answer to judge: no verdict form.
   $("#verdict-form").hidden = !["ok", "empty"].includes(seat.status);

@@ -1,0 +1,150 @@
+"""A suite run's report: per model and per task, from its stored results. Pure functions.
+
+The headline is the pair-correct rate: on a `rebench-*` pair a reviewer is right only when it finds
+the bug before the fix and leaves the fixed lines alone after it, so flagging everything does not
+pay. The hit rate (claim and bug tasks found) comes with its Wilson interval.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from benchwarmers.bench.evidence.stats import wilson
+from benchwarmers.suite.grading import PAIR_OUTCOMES, pair_outcome
+from benchwarmers.suite.tasks import Task
+
+
+def model_rows(results: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> list[dict[str, Any]]:
+    """One row per model, best pair-correct rate first (then hit rate)."""
+    by_alias: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for row in results:
+        by_alias[row["alias"]].append(row)
+    rows = [_model_row(alias, found, tasks) for alias, found in by_alias.items()]
+    rows.sort(key=lambda r: (-(r["pair_correct_rate"] or 0.0), -(r["hit_rate"] or 0.0), r["alias"]))
+    return rows
+
+
+def _model_row(alias: str, rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> dict[str, Any]:
+    graded = [r for r in rows if r["graded"] is not None]
+    found = [r for r in graded if _kind(r, tasks) in ("claim", "bug")]
+    hits = sum(1 for r in found if r["graded"]["hit"])
+    low, high = wilson(hits, len(found)) if found else (None, None)
+    pairs = Counter(_pairs(graded, tasks).values())
+    paired = sum(pairs.values())
+    false_claims = sum(len(r["graded"]["false"]) for r in graded)
+    return {
+        "alias": alias,
+        "seats": len(rows),
+        "answers": len(graded),
+        "errors": sum(1 for r in rows if r["status"] == "error"),
+        "found": len(found),
+        "hits": hits,
+        "hit_rate": round(hits / len(found), 3) if found else None,
+        "hit_interval": [round(low, 3), round(high, 3)] if low is not None and high is not None else None,
+        "pairs": paired,
+        **{outcome.replace(" ", "_"): pairs.get(outcome, 0) for outcome in PAIR_OUTCOMES},
+        "pair_correct_rate": round(pairs.get("correct", 0) / paired, 3) if paired else None,
+        "false_per_answer": round(false_claims / len(graded), 2) if graded else None,
+        "median_seconds": round(statistics.median(r["seconds"] for r in graded), 2) if graded else None,
+        "tokens": sum(r["tokens"] or 0 for r in rows),
+        "rate_limited": sum(1 for r in rows if r["rate_limited"]),
+        "judged": sum(r["graded"]["judged"] for r in graded),
+        "judge_agreed": sum(r["graded"]["agreed"] for r in graded),
+    }
+
+
+def _kind(row: Mapping[str, Any], tasks: Mapping[str, Task]) -> str:
+    task = tasks.get(row["task"])
+    return task.kind if task is not None else "unknown"
+
+
+def _pairs(rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> dict[tuple[str, int], str]:
+    """(pair, attempt) → outcome, for each pair whose bug and control this model both answered."""
+    graded = {(r["task"], r["attempt"]): r["graded"] for r in rows}
+    outcomes = {}
+    for (task_id, attempt), result in graded.items():
+        task = tasks.get(task_id)
+        if task is None or task.kind != "control" or task.pair is None:
+            continue
+        bug = graded.get((task.pair, attempt))
+        if bug is not None:
+            outcomes[(task.pair_id or task.pair, attempt)] = pair_outcome(bool(bug["hit"]), bool(result["flagged"]))
+    return outcomes
+
+
+def task_rows(
+    results: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task], answers: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """Each task with every seat's answer and grade, for the drill-down."""
+    by_task: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in results:
+        graded = row["graded"]
+        by_task[row["task"]].append(
+            {
+                "alias": row["alias"],
+                "attempt": row["attempt"],
+                "call": row["call"],
+                "status": row["status"],
+                "seconds": row["seconds"],
+                "hit": graded["hit"] if graded else None,
+                "flagged": graded["flagged"] if graded else None,
+                "useful": graded["useful"] if graded else None,
+                "hits": graded["hits"] if graded else [],
+                "located": graded["located"] if graded else [],
+                "false": graded["false"] if graded else [],
+                "answer": answers.get(row["call"], ""),
+            }
+        )
+    rows = []
+    for task_id, seats in sorted(by_task.items()):
+        task = tasks.get(task_id)
+        rows.append(
+            {
+                "task": task_id,
+                "kind": task.kind if task else "unknown",
+                "key": _key(task),
+                "seats": seats,
+            }
+        )
+    return rows
+
+
+def _key(task: Task | None) -> dict[str, Any] | None:
+    if task is None:
+        return None
+    if task.key is not None:
+        return {
+            "path": task.key.path,
+            "function": task.key.function,
+            "lines": list(task.key.lines),
+            "mechanism": task.key.mechanism,
+        }
+    if task.fixed_lines is not None:
+        return {"path": task.files[0].path, "fixed_lines": list(task.fixed_lines), "pair": task.pair}
+    return None
+
+
+def report(
+    run: Mapping[str, Any],
+    results: Sequence[Mapping[str, Any]],
+    tasks: Mapping[str, Task],
+    answers: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    planned = len(run["plan"]["tasks"]) * int(run["plan"]["repeat"]) * max(1, len(run["plan"]["models"]))
+    units = {(r["task"], r["attempt"], r.get("unit_alias")) for r in results}
+    judged = sum((r["graded"] or {}).get("judged", 0) for r in results)
+    agreed = sum((r["graded"] or {}).get("agreed", 0) for r in results)
+    return {
+        "run": run["id"],
+        "target": run["target"],
+        "created_at": run["created_at"],
+        "finished_at": run["finished_at"],
+        "plan": run["plan"],
+        "units": {"planned": planned, "done": len(units)},
+        "judge_agreement": round(agreed / judged, 3) if judged else None,
+        "models": model_rows(results, tasks),
+        "tasks": task_rows(results, tasks, answers or {}),
+    }

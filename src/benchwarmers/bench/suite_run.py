@@ -1,0 +1,367 @@
+"""Running the suite: each task through a real panel (or to each model alone), graded as it
+arrives, stored, and turned into verdicts with the source `suite`.
+
+A run is a plan (tasks, repeats, the collection or the models, the judge) stored before the first
+call, and its results stored unit by unit as they arrive. A unit is one task attempt (one panel),
+or with `--model` one task attempt for one model. Every panel carries the idempotency key
+`suite:RUN:TASK:ATTEMPT[:MODEL]`: a run resumed after any interruption skips units with results,
+grades a unit whose panel was recorded but whose results were not (no call repeated), and runs the
+rest. Every call goes through the bench's pacing: members wait for a slot under the known limits,
+and a model cooling down after a 429 is not called. Asked alone, such a model is waited for (the
+call never happened, so nothing is repeated); in a panel it is recorded as not called.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.pacing import scopes_of
+from benchwarmers.bench.panels.ids import PanelIds
+from benchwarmers.bench.panels.prepare import request_hash, seat_limits
+from benchwarmers.bench.panels.run import call_model, used_tokens
+from benchwarmers.bench.panels.seating import explorer_count
+from benchwarmers.bench.panels.service import Panels
+from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.suite_report import report as build_report
+from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.store import calls
+from benchwarmers.store import suite as store
+from benchwarmers.suite.claims import definitions, parse_claims
+from benchwarmers.suite.estimate import describe_seconds, seconds_needed, tokens_for
+from benchwarmers.suite.grading import Graded, at_location, grade
+from benchwarmers.suite.tasks import Task, load_tasks
+
+CALLER = Caller(name="suite")
+JUDGED_KINDS = calls.SEATED_KINDS
+RATE_LIMITED = ("paced", "cooling")
+MAX_WAIT = 3600.0  # longest wait for a cooling model asked alone before its unit is left for a resume
+JUDGE_RUBRIC = (
+    "You check one claim from a code review against a known defect.\n\n"
+    "Known defect: {mechanism}\n\nClaim: {claim}\n\n"
+    "Does the claim identify this defect's cause (not only its location)? Answer with one word: yes or no."
+)
+
+
+@dataclass(frozen=True)
+class Unit:
+    task: str
+    attempt: int
+    alias: str | None = None  # asked alone; None: the collection's panel
+
+    def key(self, run_id: str) -> str:
+        return ":".join(["suite", run_id, self.task, str(self.attempt), *([self.alias] if self.alias else [])])
+
+
+@dataclass
+class UnitDone:
+    unit: Unit
+    seats: int
+    hits: int
+    skipped: bool  # its results were already stored
+
+
+Progress = Callable[[UnitDone], Awaitable[None] | None]
+
+
+def plan_units(tasks: Sequence[str], repeat: int, models: Sequence[str]) -> list[Unit]:
+    """Every unit of work, in the order a run does them (each task's attempts together)."""
+    asked: list[str | None] = [*models] if models else [None]
+    return [Unit(task, attempt, alias) for attempt in range(1, repeat + 1) for task in tasks for alias in asked]
+
+
+def run_tasks(run: dict[str, Any]) -> dict[str, Task]:
+    """The tasks a run may name: the shipped ones and those of the folders it was started with."""
+    return {t.id: t for t in load_tasks(Path(folder) for folder in run["plan"].get("folders") or [])}
+
+
+def explorers_for(snapshot: Any, name: str) -> int:
+    """Explorer seats each panel of the collection fills at most (who sits varies per panel)."""
+    collection = snapshot.collections[name]
+    members = [a for a in collection["members"] if a in snapshot.models and not snapshot.models[a].retired]
+    return explorer_count(len(members), *seat_limits(collection, snapshot.gateway))
+
+
+def new_run_id(now: float | None = None) -> str:
+    return "r" + PanelIds().new(now).removeprefix("p")
+
+
+class SuiteRuns:
+    def __init__(self, state: BenchState, panels: Panels) -> None:
+        self.state = state
+        self.panels = panels
+
+    async def create(
+        self,
+        tasks: Sequence[Task],
+        *,
+        collection: str | None,
+        models: Sequence[str],
+        repeat: int = 1,
+        judge: str | None = None,
+        folders: Sequence[str] = (),
+    ) -> str:
+        """Store a run's plan before any call; its id."""
+        if bool(collection) == bool(models):
+            raise InvalidRequest("say what to run: --collection bench/NAME, or --model ALIAS (repeatable)")
+        if repeat < 1:
+            raise InvalidRequest("--repeat must be at least 1")
+        snapshot = await self.state.snapshot()
+        name = (collection or "").removeprefix("bench/")
+        if collection and name not in snapshot.collections:
+            raise NotFound(f"collection bench/{name} does not exist; `benchwarmers collection list` shows them")
+        for alias in [*models, *([judge] if judge else [])]:
+            if alias not in snapshot.models:
+                raise NotFound(f"{alias!r} is not on the roster; `benchwarmers model list` shows it")
+        plan = {
+            "tasks": [t.id for t in tasks],
+            "repeat": repeat,
+            "collection": name or None,
+            "models": list(models),
+            "judge": judge,
+            "folders": list(folders),
+        }
+        run_id = new_run_id()
+        target = f"bench/{name}" if name else ", ".join(models)
+        async with self.state.write() as conn:
+            await store.create_run(conn, run_id, target, plan)
+        return run_id
+
+    async def dry_run(
+        self, tasks: Sequence[Task], *, collection: str | None, models: Sequence[str], repeat: int = 1
+    ) -> dict[str, Any]:
+        """What a run would ask of each model, and the least time the known limits allow it."""
+        snapshot = await self.state.snapshot()
+        name = (collection or "").removeprefix("bench/")
+        if collection and name not in snapshot.collections:
+            raise NotFound(f"collection bench/{name} does not exist; `benchwarmers collection list` shows them")
+        asked = list(models) or [a for a in snapshot.collections[name]["members"] if a in snapshot.models]
+        tokens = [tokens_for(len(t.prompt())) for t in tasks]
+        calls = len(tasks) * repeat
+        per_call = max(tokens, default=0)
+        by_endpoint: dict[str, int] = {}
+        for alias in asked:
+            endpoint = snapshot.models[alias].endpoint
+            by_endpoint[endpoint] = by_endpoint.get(endpoint, 0) + calls
+        rows: list[dict[str, Any]] = []
+        for alias in asked:
+            endpoint_scope, model_scope = scopes_of(snapshot, alias)
+            own = seconds_needed(calls, per_call, model_scope.limits)
+            shared = seconds_needed(by_endpoint[endpoint_scope.name], per_call, endpoint_scope.limits)
+            needed = None if own is None or shared is None else max(own, shared)
+            rows.append(
+                {
+                    "alias": alias,
+                    "calls": calls,
+                    "tokens": sum(tokens) * repeat,
+                    "limits": [
+                        f"{s.kind} {s.name}: {lim.describe()}"
+                        for s in (endpoint_scope, model_scope)
+                        for lim in s.limits
+                    ],
+                    "seconds": needed,
+                    "needs": describe_seconds(needed),
+                }
+            )
+        explorers = 0
+        if name:
+            explorers = explorers_for(snapshot, name) * calls
+        needs: list[float | None] = [r["seconds"] for r in rows]
+        known = [n for n in needs if n is not None]
+        return {
+            "units": calls * max(1, len(models)),
+            "models": rows,
+            "explorer_calls": explorers,
+            "seconds": max([0.0, *known]) if len(known) == len(needs) else None,
+        }
+
+    async def get(self, run_id: str | None) -> dict[str, Any]:
+        """A run by id, or the latest one."""
+        async with self.state.read() as conn:
+            run = await (store.get_run(conn, run_id) if run_id else store.latest_run(conn))
+        if run is None:
+            raise NotFound(f"no suite run {run_id!r}" if run_id else "no suite run yet: `benchwarmers suite run`")
+        return run
+
+    async def list(self) -> list[dict[str, Any]]:
+        async with self.state.read() as conn:
+            return await store.list_runs(conn)
+
+    async def report(self, run_id: str | None = None) -> dict[str, Any]:
+        """A run's report (the latest run's without an id), answers included for the drill-down."""
+        run = await self.get(run_id)
+        async with self.state.read() as conn:
+            rows = await store.results(conn, run["id"])
+            answers = await store.answers(conn, [r["call"] for r in rows if r["graded"] is not None])
+        return build_report(run, rows, run_tasks(run), answers)
+
+    async def run(self, run_id: str, progress: Progress | None = None) -> None:
+        """Do every unit of the run that has no results yet, in order; mark the run finished."""
+        run = await self.get(run_id)
+        plan = run["plan"]
+        tasks = run_tasks(run)
+        missing = [t for t in plan["tasks"] if t not in tasks]
+        if missing:
+            raise InvalidRequest(f"run {run_id} needs tasks that are not loaded: {', '.join(missing)}")
+        async with self.state.read() as conn:
+            done = await store.done_units(conn, run_id)
+        for unit in plan_units(plan["tasks"], plan["repeat"], plan["models"]):
+            if (unit.task, unit.attempt, unit.alias) in done:
+                await _report(progress, UnitDone(unit, 0, 0, skipped=True))
+                continue
+            await _report(progress, await self._do(run_id, plan, unit, tasks[unit.task]))
+        async with self.state.write() as conn:
+            await store.finish_run(conn, run_id)
+
+    async def _do(self, run_id: str, plan: dict[str, Any], unit: Unit, task: Task) -> UnitDone:
+        key = unit.key(run_id)
+        async with self.state.read() as conn:
+            panel_id = await store.finished_panel(conn, CALLER.name, key)
+        while panel_id is None:
+            panel_id = await self._ask(plan, unit, task, key)
+            if unit.alias is None:
+                break
+            async with self.state.read() as conn:
+                seat = (await store.panel_seats(conn, panel_id))[0]
+            if seat["status"] not in RATE_LIMITED:
+                break
+            # Asked alone and not called (no slot, or cooling after a 429): wait, then ask again.
+            wait = max(1.0, float(seat["frees_at"] or time.time() + 60.0) - time.time())
+            if wait > MAX_WAIT:
+                break
+            await asyncio.sleep(wait)
+            panel_id = None
+        async with self.state.read() as conn:
+            seats = [s for s in await store.panel_seats(conn, panel_id) if s["seat"] in JUDGED_KINDS]
+        graded = {s["call"]: await self._grade(task, s, plan.get("judge")) for s in seats if s["status"] == "ok"}
+        await self._store(run_id, unit, task, panel_id, seats, graded)
+        return UnitDone(unit, len(seats), sum(1 for g in graded.values() if g.hit), skipped=False)
+
+    async def _ask(self, plan: dict[str, Any], unit: Unit, task: Task, key: str) -> str:
+        body: dict[str, Any] = {
+            "model": f"bench/{plan['collection']}" if plan["collection"] else unit.alias,
+            "messages": [{"role": "user", "content": task.prompt()}],
+            "bench": {"shape": task.shape},
+        }
+        raw = orjson.dumps(body)
+        prepared = await self.panels.prepare(
+            body, request_hash(raw), CALLER, self.panels.new_panel_id(), direct=unit.alias
+        )
+        await self.panels.run(prepared, idempotency_key=key)
+        return prepared.panel_id
+
+    async def _grade(self, task: Task, seat: dict[str, Any], judge: str | None) -> Graded:
+        answer = seat["answer"]
+        if judge is None or task.key is None:
+            return grade(task, answer)
+        key = task.key
+        shown = [f.path for f in task.files]
+        defs = definitions(task.files)
+        located = [
+            c.text
+            for c in parse_claims(answer, task.files)
+            if at_location(c, path=key.path, function=key.function, lines=key.lines, shown=shown, defs=defs)
+        ]
+        decisions = {text: await self._judge(judge, text, key.mechanism, seat["call"]) for text in located}
+        return grade(task, answer, judge=lambda text, _mechanism: decisions.get(text, False))
+
+    async def _judge(self, alias: str, claim: str, mechanism: str, call: str) -> bool:
+        """The judge model's yes or no (its call is not a seat: it judges, it is not judged)."""
+        snapshot = await self.state.snapshot()
+        prompt = JUDGE_RUBRIC.format(mechanism=mechanism, claim=claim)
+        model = snapshot.models[alias]
+        body = orjson.dumps(
+            {
+                "model": model.model_id,
+                "stream": False,
+                "temperature": 0,
+                "messages": [{"role": "user", "content": prompt}],
+            }
+        )
+        outcome = await call_model(
+            self.state.clients,
+            self.state.pacer,
+            snapshot,
+            alias=alias,
+            call=f"{call}.judge",
+            kind="judge",
+            body=body,
+            seat_timeout=float(snapshot.gateway["seat_timeout"]),
+            tokens=len(prompt) // 3 + 16,
+        )
+        return outcome.status == "ok" and outcome.answer.strip().lower().lstrip("*`\"' ").startswith("yes")
+
+    async def _store(
+        self,
+        run_id: str,
+        unit: Unit,
+        task: Task,
+        panel_id: str,
+        seats: Sequence[dict[str, Any]],
+        graded: dict[str, Graded],
+    ) -> None:
+        rows = []
+        for seat in seats:
+            result = graded.get(seat["call"])
+            if result is None and seat["status"] == "empty":
+                result = Graded(kind=task.kind)  # an empty answer claims nothing
+            rows.append(
+                {
+                    "run_id": run_id,
+                    "task": unit.task,
+                    "attempt": unit.attempt,
+                    "alias": seat["alias"],
+                    "panel_id": panel_id,
+                    "call": seat["call"],
+                    "status": seat["status"],
+                    "seconds": seat["seconds"],
+                    "tokens": used_tokens(seat["usage"]),
+                    "rate_limited": seat["status"] in RATE_LIMITED or seat["error_kind"] == "rate_limited",
+                    "graded": result.as_dict() if result is not None else None,
+                    "unit_alias": unit.alias,
+                }
+            )
+        judged: list[tuple[dict[str, Any], Graded, bool | None]] = []
+        async with self.state.write() as conn:
+            await store.insert_results(conn, rows)
+            for seat in seats:
+                result = graded.get(seat["call"])
+                if result is None:
+                    continue
+                written, replaced = await store.write_suite_verdict(
+                    conn,
+                    {
+                        "call": seat["call"],
+                        "useful": result.useful,
+                        "note": f"suite run {run_id}: {summary(result)}",
+                        "real": result.hits,
+                        "false": result.false,
+                        "caller": CALLER.name,
+                    },
+                )
+                if written:
+                    judged.append((seat, result, replaced))
+        for seat, result, replaced in judged:
+            self.state.history.judged(seat["alias"], seat["shape"], result.useful, replaced)
+
+
+def summary(result: Graded) -> str:
+    if result.kind == "control":
+        found = "flagged the fixed lines" if result.flagged else "left the fixed lines alone"
+    else:
+        found = "found the defect" if result.hit else "missed the defect"
+    return f"{found}; {len(result.false)} false claim(s)"
+
+
+async def _report(progress: Progress | None, done: UnitDone) -> None:
+    if progress is not None:
+        result = progress(done)
+        if result is not None:
+            await result

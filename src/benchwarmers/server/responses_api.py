@@ -1,0 +1,51 @@
+"""`POST /v1/responses`: the Responses API over the same panel as chat completions.
+
+The request is translated into the panel's chat request (bench/panels/responses.py) and goes
+through `serve_panel` like any chat completion: the same refusals, seating, recording, verdicts,
+replays and access rules. Only the way the reply is written differs: a Response object, or the
+Responses event stream (`event:` lines, `response.created` … `response.completed`) after pings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import Request
+from starlette.responses import Response
+
+from benchwarmers.bench.panels.prepare import request_hash
+from benchwarmers.bench.panels.reply import ChatCompletion
+from benchwarmers.bench.panels.responses import chat_request, echoed, response_events, response_object
+from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
+from benchwarmers.server.schemas import error_responses
+from benchwarmers.server.v1_routes import Wire, serve_panel
+
+router = gateway_router()
+
+RESPONSES_DOCUMENT: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ResponsesRequest"}}},
+    },
+}
+
+
+def _wire(echo: dict[str, Any]) -> Wire:
+    def frames(reply: ChatCompletion, _include_usage: bool) -> list[bytes]:
+        return [
+            b"event: " + event["type"].encode() + b"\ndata: " + orjson.dumps(event) + b"\n\n"
+            for event in response_events(reply, echo)
+        ]
+
+    return Wire(body=lambda reply: response_object(reply, echo), frames=frames)
+
+
+@router.post("/v1/responses", openapi_extra=RESPONSES_DOCUMENT, responses=error_responses(404))
+async def create_response(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
+    raw = await read_body(request)
+    body, body_hash = parse_json_object(raw), request_hash(raw)
+    del raw
+    chat = chat_request(body)
+    return await serve_panel(request, caller, bench, chat, body_hash, _wire(echoed(body)))

@@ -1,0 +1,113 @@
+"""Suite runs and their graded results; the suite's verdicts (a person's always win)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from benchwarmers.store.schema import panels, seats, suite_results, suite_runs, verdicts
+
+SUITE = "suite"
+HUMAN = "human"
+
+
+async def create_run(conn: AsyncConnection, run_id: str, target: str, plan: dict[str, Any]) -> None:
+    await conn.execute(suite_runs.insert().values(id=run_id, created_at=time.time(), target=target, plan=plan))
+
+
+async def get_run(conn: AsyncConnection, run_id: str) -> dict[str, Any] | None:
+    row = (await conn.execute(select(suite_runs).where(suite_runs.c.id == run_id))).first()
+    return dict(row._mapping) if row else None
+
+
+async def latest_run(conn: AsyncConnection) -> dict[str, Any] | None:
+    query = select(suite_runs).order_by(suite_runs.c.created_at.desc(), suite_runs.c.id.desc()).limit(1)
+    row = (await conn.execute(query)).first()
+    return dict(row._mapping) if row else None
+
+
+async def list_runs(conn: AsyncConnection, limit: int = 50) -> list[dict[str, Any]]:
+    """Runs, newest first, with how many results each has."""
+    counted = select(suite_results.c.run_id, func.count().label("results")).group_by(suite_results.c.run_id).subquery()
+    query = (
+        select(suite_runs, func.coalesce(counted.c.results, 0).label("results"))
+        .outerjoin(counted, counted.c.run_id == suite_runs.c.id)
+        .order_by(suite_runs.c.created_at.desc(), suite_runs.c.id.desc())
+        .limit(limit)
+    )
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def finish_run(conn: AsyncConnection, run_id: str) -> None:
+    await conn.execute(suite_runs.update().where(suite_runs.c.id == run_id).values(finished_at=time.time()))
+
+
+async def results(conn: AsyncConnection, run_id: str) -> list[dict[str, Any]]:
+    query = select(suite_results).where(suite_results.c.run_id == run_id).order_by(suite_results.c.id)
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def done_units(conn: AsyncConnection, run_id: str) -> set[tuple[str, int, str | None]]:
+    """(task, attempt, model asked alone or None) of the units that have results: what a resumed
+    run skips."""
+    query = select(suite_results.c.task, suite_results.c.attempt, suite_results.c.unit_alias).where(
+        suite_results.c.run_id == run_id
+    )
+    return {(task, attempt, alias) for task, attempt, alias in await conn.execute(query)}
+
+
+async def insert_results(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
+    if rows:
+        now = time.time()
+        await conn.execute(suite_results.insert(), [{"created_at": now, **row} for row in rows])
+
+
+async def finished_panel(conn: AsyncConnection, caller: str, idempotency_key: str) -> str | None:
+    """The id of a panel this caller finished under this key (a run interrupted after the panel
+    was recorded and before its results were: grading it again repeats no call)."""
+    query = (
+        select(panels.c.id)
+        .where(
+            and_(
+                panels.c.caller == caller,
+                panels.c.idempotency_key == idempotency_key,
+                panels.c.response.is_not(None),
+            )
+        )
+        .order_by(panels.c.created_at.desc())
+        .limit(1)
+    )
+    return await conn.scalar(query)
+
+
+async def panel_seats(conn: AsyncConnection, panel_id: str) -> list[dict[str, Any]]:
+    query = select(seats).where(seats.c.panel_id == panel_id).order_by(seats.c.position)
+    return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def answers(conn: AsyncConnection, calls: Sequence[str]) -> dict[str, str]:
+    """call id → the seat's stored answer (for reports that show answers side by side)."""
+    if not calls:
+        return {}
+    query = select(seats.c.call, seats.c.answer).where(seats.c.call.in_(list(calls)))
+    return {call: answer for call, answer in await conn.execute(query)}
+
+
+async def write_suite_verdict(conn: AsyncConnection, verdict: dict[str, Any]) -> tuple[bool, bool | None]:
+    """Record the suite's verdict on a call unless a person has judged it.
+
+    It replaces the suite's own earlier verdict (kept in the history), never a person's. Returns
+    (written, the useful flag of the verdict it replaced or None).
+    """
+    query = select(verdicts).where(and_(verdicts.c.call == verdict["call"], verdicts.c.current.is_(True)))
+    current = (await conn.execute(query)).first()
+    if current is not None and current._mapping["source"] != SUITE:
+        return False, None
+    if current is not None:
+        await conn.execute(verdicts.update().where(verdicts.c.id == current._mapping["id"]).values(current=False))
+    await conn.execute(verdicts.insert().values(created_at=time.time(), current=True, source=SUITE, **verdict))
+    return True, bool(current._mapping["useful"]) if current is not None else None

@@ -1,0 +1,131 @@
+// The Node clients of the client matrix, unmodified, against a real bench: `node clients.mjs BASE_URL`.
+// Prints one JSON object, { scenario: result | { error } }; tests/test_clients_node.py asserts it.
+import OpenAI from "openai";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateObject, generateText, jsonSchema, Output, streamText, tool } from "ai";
+import { z } from "zod";
+
+const baseURL = process.argv[2];
+const apiKey = "not-needed-on-loopback";
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+const provider = createOpenAI({ baseURL, apiKey });
+const City = z.object({ city: z.string(), population: z.number().int() });
+const citySchema = {
+  type: "object",
+  properties: { city: { type: "string" }, population: { type: "integer" } },
+  required: ["city", "population"],
+  additionalProperties: false,
+};
+
+const scenarios = {
+  // openai-node
+  async "openai.chat"() {
+    const reply = await client.chat.completions.create({
+      model: "bench/chatty:pick",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+    });
+    return { content: reply.choices[0].message.content, picked: reply.bench.picked.alias };
+  },
+  async "openai.models.retrieve"() {
+    const model = await client.models.retrieve("bench/json");
+    return { id: model.id, reply: model.reply };
+  },
+  async "openai.json_schema"() {
+    const reply = await client.chat.completions.create({
+      model: "bench/json",
+      messages: [{ role: "user", content: "Which city?" }],
+      response_format: { type: "json_schema", json_schema: { name: "city", schema: citySchema, strict: true } },
+    });
+    return JSON.parse(reply.choices[0].message.content);
+  },
+  async "openai.tools"() {
+    const reply = await client.chat.completions.create({
+      model: "bench/tools",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
+    });
+    const choice = reply.choices[0];
+    return { finish: choice.finish_reason, name: choice.message.tool_calls[0].function.name };
+  },
+  async "openai.chat.stream"() {
+    const stream = await client.chat.completions.create({
+      model: "bench/chatty:pick",
+      messages: [{ role: "user", content: "Weather?" }],
+      stream: true,
+    });
+    let text = "";
+    for await (const chunk of stream) text += chunk.choices[0]?.delta?.content ?? "";
+    return { text };
+  },
+  async "openai.responses"() {
+    const response = await client.responses.create({ model: "bench/chatty:pick", input: "Weather?" });
+    return { text: response.output_text, status: response.status };
+  },
+  async "openai.responses.stream"() {
+    const stream = await client.responses.create({ model: "bench/chatty:pick", input: "Weather?", stream: true });
+    const types = [];
+    let text = "";
+    for await (const event of stream) {
+      types.push(event.type);
+      if (event.type === "response.output_text.delta") text += event.delta;
+    }
+    return { text, first: types[0], last: types[types.length - 1] };
+  },
+  // the Vercel AI SDK
+  async "ai.generateText.chat"() {
+    const { text, finishReason } = await generateText({ model: provider.chat("bench/chatty:pick"), prompt: "Weather?" });
+    return { text, finishReason };
+  },
+  async "ai.generateText.responses"() {
+    // The provider's default model (`provider(id)`) speaks the Responses API.
+    const { text } = await generateText({ model: provider("bench/chatty:pick"), prompt: "Weather?" });
+    return { text };
+  },
+  async "ai.streamText"() {
+    const result = streamText({ model: provider.chat("bench/chatty:pick"), prompt: "Weather?" });
+    let text = "";
+    for await (const piece of result.textStream) text += piece;
+    return { text };
+  },
+  async "ai.streamText.responses"() {
+    const result = streamText({ model: provider("bench/chatty:pick"), prompt: "Weather?" });
+    let text = "";
+    for await (const piece of result.textStream) text += piece;
+    return { text };
+  },
+  async "ai.generateObject"() {
+    const { object } = await generateObject({ model: provider.chat("bench/json"), schema: City, prompt: "Which city?" });
+    return object;
+  },
+  async "ai.generateObject.responses"() {
+    const { object } = await generateObject({ model: provider("bench/json"), schema: City, prompt: "Which city?" });
+    return object;
+  },
+  async "ai.output.object"() {
+    // generateObject's successor: generateText with an object output.
+    const { output } = await generateText({
+      model: provider.chat("bench/json"),
+      output: Output.object({ schema: City }),
+      prompt: "Which city?",
+    });
+    return output;
+  },
+  async "ai.tools"() {
+    const { toolCalls } = await generateText({
+      model: provider.chat("bench/tools"),
+      prompt: "Weather in Paris?",
+      tools: { get_weather: tool({ description: "The weather", inputSchema: jsonSchema(citySchema) }) },
+    });
+    return toolCalls.map((call) => ({ name: call.toolName, input: call.input }));
+  },
+};
+
+const results = {};
+for (const [name, run] of Object.entries(scenarios)) {
+  try {
+    results[name] = await run();
+  } catch (error) {
+    results[name] = { error: String(error?.message ?? error).slice(0, 500) };
+  }
+}
+process.stdout.write(JSON.stringify(results));
