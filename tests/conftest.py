@@ -103,6 +103,17 @@ def store(request: pytest.FixtureRequest, _sealed: None, monkeypatch: pytest.Mon
         yield kind
     finally:
         cluster.drop(url)
+@pytest.fixture(autouse=True)
+def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CliRunner's stdout is not a terminal, so `cli.common.table` would print its piped form (tab-separated
+    lines): in-process CLI tests read the tables a person sees (a terminal console, without colour).
+    `tests/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
+    from rich.console import Console
+
+    from benchwarmers.cli import common
+
+    terminal = Console(highlight=False, soft_wrap=True, force_terminal=True, color_system=None)
+    monkeypatch.setattr(common, "console", terminal)
 
 
 @pytest.fixture

@@ -235,13 +235,23 @@ def test_discover_filters_and_adds_a_reachable_model(bench_with_roster):
     found = httpx2.get(f"{url}?free=1&vision=1&min_context=100000&limit=50").json()["data"]
     assert found
     assert all(f["free"] and f["vision"] and f["context_window"] >= 100_000 for f in found)
+    # fake's listing (read at refresh) does not carry it: not reachable through fake, whatever its kind says.
+    unlisted = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
+    assert (unlisted.status_code, unlisted.json()["error"]["code"]) == (400, "not_listed")
+    # Through an OpenRouter endpoint whose listing was never read: unverified, added and probed.
+    second = {"name": "or2", "base_url": bench_with_roster_fake_url(bench_with_roster), "kind": "openrouter"}
+    assert httpx2.post(f"{bench_with_roster.url}/api/endpoints", json=second).status_code == 201
     added = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
     assert added.status_code == 201
-    assert added.json()["alias"] == "fake/qwen/qwen3-coder:free"
+    assert added.json()["alias"] == "or2/qwen/qwen3-coder:free"
     again = httpx2.post(url, json={"model": "openrouter/qwen/qwen3-coder:free"})
     assert again.status_code == 409
     assert httpx2.get(f"{url}?min_context=lots").json()["error"]["param"] == "min_context"
-    assert changes(bench_with_roster, "model")[-1] == ("dashboard", "create", "fake/qwen/qwen3-coder:free")
+    assert changes(bench_with_roster, "model")[-1] == ("dashboard", "create", "or2/qwen/qwen3-coder:free")
+
+
+def bench_with_roster_fake_url(server) -> str:
+    return next(e["base_url"] for e in httpx2.get(f"{server.url}/api/endpoints").json()["data"] if e["name"] == "fake")
 
 
 def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(bench_with_roster, client):
@@ -255,7 +265,7 @@ def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(b
     assert [p["id"] for p in first["data"]] == ids[::-1][:2]
     assert first["owed"] == 5
     seat = first["data"][0]["seats"][0]
-    assert set(seat) == {"call", "seat", "alias", "status", "seconds", "error", "answer_chars", "verdict"}
+    assert set(seat) == {"call", "seat", "alias", "status", "seconds", "error", "error_kind", "answer_chars", "verdict"}
     assert seat["answer_chars"] == len("answer from kimi-k2")
     assert "request" not in first["data"][0]
     second = httpx2.get(f"{url}?limit=2&before={first['next']}").json()
@@ -273,6 +283,21 @@ def test_the_gateway_card_pages_panels_without_answers_and_counts_what_is_owed(b
     assert judged.json() == {"call": seat["call"], "recorded": True, "replaced": False}
     assert httpx2.get(url).json()["owed"] == 4
     assert httpx2.get(f"{url}/head").json()["verdict"] == 1
+
+    # The log's filters, each with the count of what matches; `after` pages towards the newest.
+    def found(query: str) -> tuple[list[str], int]:
+        page = httpx2.get(f"{url}?{query}").json()
+        return [p["id"] for p in page["data"]], page["count"]
+
+    assert first["data"][0]["prompt"] == "question 4"
+    assert found("q=QUESTION 3") == ([ids[3]], 1)
+    assert found("q=50%25") == ([], 0)  # % is a character, not a wildcard
+    assert found("owed=1&limit=10") == (ids[::-1][1:], 4)
+    assert found("collection=solo&model=fake/kimi-k2&status=ok&caller=local&limit=2") == (ids[::-1][:2], 5)
+    assert found("collection=other") == ([], 0)
+    assert found("status=error") == ([], 0)
+    assert found(f"after={httpx2.get(f'{url}/{ids[1]}').json()['created']}&limit=1") == ([ids[2]], 5)
+    assert httpx2.get(url).json()["running"] == []
     verdict = httpx2.get(f"{url}/{first['data'][0]['id']}").json()["seats"][0]["verdict"]
     assert (verdict["useful"], verdict["caller"]) == (True, "dashboard")
 
@@ -307,8 +332,11 @@ def test_assets_are_versioned_and_cached_for_a_year(server):
 def test_the_theme_cookie_picks_the_stylesheet_and_an_unknown_one_falls_back(server):
     hardwood = httpx2.get(server.url, cookies={"bw_theme": "hardwood"}).text
     assert 'data-theme="hardwood"' in hardwood and "/themes/hardwood.css" in hardwood
+    # No theme picked (or an unknown one): the system's preference, dark or light (hardwood).
     fallback = httpx2.get(server.url, cookies={"bw_theme": "../evil"}).text
-    assert 'data-theme="dark"' in fallback and "evil" not in fallback
+    assert 'data-theme="system"' in fallback and "evil" not in fallback
+    assert 'href="/static/' in fallback and 'dark.css" media="(prefers-color-scheme: dark)"' in fallback
+    assert 'hardwood.css" media="not all and (prefers-color-scheme: dark)"' in fallback
 
 
 def test_verdicts_post_to_the_gateway_unless_keys_are_required(tmp_path):
@@ -356,3 +384,25 @@ def test_a_page_from_another_site_cannot_change_the_bench(server):
     )
     assert refused.status_code == 403
     assert refused.json()["error"]["code"] == "cross_site_request"
+
+
+def test_a_panel_whose_seats_still_run_is_listed_as_running(bench_with_roster, client, fake):
+    from concurrent.futures import ThreadPoolExecutor
+
+    fake.script("kimi-k2", hang=True)  # never answers: the seat runs until its timeout
+    assert httpx2.put(f"{bench_with_roster.url}/api/settings", json={"seat_timeout": 1}).status_code == 200
+    collection(bench_with_roster, "slow", ["kimi-k2"], max_explorers=0)
+    url = f"{bench_with_roster.url}/api/panels"
+    with ThreadPoolExecutor(1) as apart:
+        asking = apart.submit(ask, client, "bench/slow", "Still thinking?")
+        running: list = []
+        while not running and not asking.done():
+            running = httpx2.get(url).json()["running"]
+        reply = asking.result().bench
+    # The reservation holds no request yet (it is written, redacted, with the seats): no prompt to show.
+    assert [(r["id"], r["collection"], r["caller"], r["prompt"]) for r in running] == [
+        (reply["panel"], "slow", "local", "")
+    ]
+    after = httpx2.get(url).json()
+    assert after["running"] == [] and after["data"][0]["id"] == reply["panel"]
+    assert after["data"][0]["seats"][0]["status"] == "error"

@@ -385,16 +385,27 @@ def test_themes_switch_are_remembered_and_every_page_is_shot_in_each(bench, page
             shot(page, f"{name}-{theme}")
 
 
-def test_discover_adds_a_reachable_model(bench, page):
+def test_discover_judges_reachable_from_the_listing_and_adds_through_an_unread_endpoint(bench, fake, page):
     from playwright.sync_api import expect
 
     page.goto(f"{bench.url}/discover?free=1&q=qwen3-coder")
     row = page.locator('tr[data-id="openrouter/qwen/qwen3-coder:free"]')
-    expect(row).to_contain_text("reachable via fake")
+    expect(row).to_contain_text("not in fake's listing")  # fake's kind is openrouter, but it does not list it
+    expect(row.locator("button[data-add]")).to_have_count(0)
+    body = {"name": "or2", "base_url": fake.base_url, "kind": "openrouter"}
+    assert httpx2.post(f"{bench.url}/api/endpoints", json=body).status_code == 201
+    page.reload()
+    expect(row).to_contain_text("listing not read yet: refresh or2 to know")
     row.locator("button[data-add]").click()
-    expect(row).to_contain_text("added as fake/qwen/qwen3-coder:free")
+    expect(row).to_contain_text("added as or2/qwen/qwen3-coder:free")
     models = httpx2.get(f"{bench.url}/api/models").json()["data"]
-    assert "fake/qwen/qwen3-coder:free" in {m["alias"] for m in models}
+    assert "or2/qwen/qwen3-coder:free" in {m["alias"] for m in models}
+    page.goto(f"{bench.url}/discover?q=gpt-oss-120b")
+    offer = page.locator('tr[data-id="cerebras/gpt-oss-120b"] a[data-add-provider]')
+    expect(offer).to_have_text("Add this provider")
+    offer.click()
+    expect(page.locator("#add-endpoint")).to_have_attribute("open", "")
+    expect(page.locator('#endpoint-form select[name="preset"]')).to_have_value("cerebras")
 
 
 def test_the_settings_form_refuses_zero_pings_beside_the_field_and_saves_a_good_value(bench, page):

@@ -32,6 +32,20 @@ PAIRS = [
     ("good-strong", "surface"),
     ("warn-strong", "surface"),
 ]
+AA_NON_TEXT = 3.0
+# (colour, background) for what must be seen but is not text (WCAG 1.4.11): input borders, and the chips
+# that tell an owed seat (dashed accent border) from a failed one (danger border) on the card's surfaces.
+NON_TEXT = [
+    ("input-border", "input-bg"),
+    ("input-border", "surface"),
+    ("input-border", "surface-2"),
+    ("input-border", "bg"),
+    ("accent", "surface"),
+    ("accent", "surface-2"),
+    ("accent", "bg"),
+    ("danger", "surface-2"),
+    ("danger", "bg"),
+]
 VARIABLE = re.compile(r"--([a-z0-9-]+)\s*:\s*([^;]+);")
 USED = re.compile(r"var\(--([a-z0-9-]+)\)")
 
@@ -69,6 +83,17 @@ def test_body_text_meets_wcag_aa_in_every_theme(theme):
         f"{text} on {background}": round(contrast(found[text], found[background]), 2)
         for text, background in PAIRS
         if contrast(found[text], found[background]) < AA_BODY_TEXT
+    }
+    assert failing == {}
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_borders_and_chip_marks_meet_wcag_non_text_contrast_in_every_theme(theme):
+    found = variables(theme)
+    failing = {
+        f"{colour} on {background}": round(contrast(found[colour], found[background]), 2)
+        for colour, background in NON_TEXT
+        if contrast(found[colour], found[background]) < AA_NON_TEXT
     }
     assert failing == {}
 

@@ -1,5 +1,6 @@
-"""Discover on the bundled models.dev snapshot: free first, marked reachable / on bench / also on
-bench; `discover add` puts a reachable model on the roster."""
+"""Discover on the bundled models.dev snapshot: free first, marked reachable / unverified / unlisted /
+on bench / also on bench; reachability is judged from the listing an endpoint returned, not from its
+kind; `discover add` puts a reachable (or unverified) model on the roster, and refuses an unlisted one."""
 
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ FLASH = "deepseek/deepseek-v4-flash:free"
 
 @pytest.fixture
 async def bench(tmp_path: Path, fake_upstream: Any) -> AsyncIterator[Bench]:
-    """OpenRouter (refreshed: one model on the bench), Groq (reachable, nothing listed yet) and a
-    local Ollama (which reaches no models.dev provider)."""
+    """OpenRouter (refreshed: its listing carries one model, now on the bench), Groq (serves its
+    provider, nothing listed yet: unverified) and a local Ollama (which reaches no models.dev provider)."""
     fake_upstream.listing("/v1/models", {"object": "list", "data": [entry(FLASH)]})
     async with Bench(Settings(home=tmp_path / "home"), actor="test") as opened:
         await opened.endpoints.add_endpoint("or", fake_upstream.base_url, "openrouter")
@@ -50,21 +51,23 @@ async def test_free_first_then_reachable_with_marks(bench):
     assert free == sorted(free, reverse=True)  # every free model before every priced one
     reachable_free = [f["reachable"] is not None for f in found if f["free"]]
     assert reachable_free == sorted(reachable_free, reverse=True)
-    assert [f["id"] for f in found[:2]] == ["openrouter/openrouter/owl-alpha", f"openrouter/{FLASH}"]
+    assert found[0]["id"] == f"openrouter/{FLASH}"  # free, and its endpoint's listing carries it
 
     ids = by_id(found)
     assert marks(ids[f"openrouter/{FLASH}"]) == (["reachable", "on bench"], "or", f"or/{FLASH}", [])
     # The same model through another provider, or its priced twin: "also on bench".
     assert marks(ids[f"kilo/{FLASH}"]) == (["also on bench"], None, None, [f"or/{FLASH}"])
+    # An OpenRouter-kind endpoint whose listing lacks a model does not reach it (it would answer 404).
     assert marks(ids["openrouter/deepseek/deepseek-v4-flash"]) == (
-        ["reachable", "also on bench"],
-        "or",
+        ["unlisted", "also on bench"],
+        None,
         None,
         [f"or/{FLASH}"],
     )
     assert marks(ids["ollama-cloud/deepseek-v4-flash"]) == (["also on bench"], None, None, [f"or/{FLASH}"])
-    assert marks(ids["openrouter/qwen/qwen3-coder:free"]) == (["reachable"], "or", None, [])
-    assert marks(ids["groq/groq/compound"]) == (["reachable"], "gq", None, [])
+    assert marks(ids["openrouter/qwen/qwen3-coder:free"]) == (["unlisted"], None, None, [])
+    # Groq's listing was never read: served by its kind, unverified until it is refreshed.
+    assert marks(ids["groq/groq/compound"]) == (["reachable", "unverified"], "gq", None, [])
     assert marks(ids["cerebras/gpt-oss-120b"]) == ([], None, None, [])
     assert ids["openrouter/qwen/qwen3-coder:free"] == {
         "id": "openrouter/qwen/qwen3-coder:free",
@@ -76,8 +79,10 @@ async def test_free_first_then_reachable_with_marks(bench):
         "context_window": 262_000,
         "vision": False,
         "free": True,
-        "marks": ["reachable"],
-        "reachable": "or",
+        "marks": ["unlisted"],
+        "reachable": None,
+        "verified": True,
+        "unlisted": "or",
         "on_bench": None,
         "also_on_bench": [],
     }
@@ -100,17 +105,26 @@ async def test_filters(bench):
 
 
 async def test_discover_add_puts_a_reachable_model_on_the_bench(bench, fake_upstream):
+    with pytest.raises(InvalidRequest) as unlisted:
+        await bench_discover.add(bench.state, "openrouter/qwen/qwen3-coder:free")
+    assert unlisted.value.message == (
+        "openrouter/qwen/qwen3-coder:free is not reachable: or serves openrouter, but its listing does not carry "
+        "qwen/qwen3-coder:free, so it would answer 404. Refresh or if it should (benchwarmers endpoint refresh or), "
+        "or add an endpoint that lists it"
+    )
+    # A second OpenRouter-kind endpoint whose listing was never read: unverified, so it may be added (and probed).
+    await bench.endpoints.add_endpoint("or2", fake_upstream.base_url, "openrouter")
     added = await bench_discover.add(bench.state, "openrouter/qwen/qwen3-coder:free")
-    assert added["alias"] == "or/qwen/qwen3-coder:free"
+    assert added["alias"] == "or2/qwen/qwen3-coder:free"
     assert (added["context_window"], added["free"], added["family"], added["status"]) == (262_000, True, "qwen", "ok")
     assert added["facts"]["context_window"] == {"value": 262_000, "source": "models.dev"}
     # Its endpoint's listing does not carry it: a model added by hand is not "gone" for that.
-    assert (await refresh_endpoint(bench.state, "or"))["gone"] == 0
-    assert (await bench.models.model("or/qwen/qwen3-coder:free"))["status"] == "ok"
+    assert (await refresh_endpoint(bench.state, "or2"))["gone"] == 0
+    assert (await bench.models.model("or2/qwen/qwen3-coder:free"))["status"] == "ok"
     found = by_id(await bench_discover.discover(bench.state, provider="openrouter", free=True))
     assert found["openrouter/qwen/qwen3-coder:free"]["marks"] == ["reachable", "on bench"]
 
-    with pytest.raises(Conflict, match=r"openrouter/qwen/qwen3-coder:free is on the bench already as or/qwen/"):
+    with pytest.raises(Conflict, match=r"openrouter/qwen/qwen3-coder:free is on the bench already as or2/qwen/"):
         await bench_discover.add(bench.state, "openrouter/qwen/qwen3-coder:free")
     with pytest.raises(InvalidRequest) as refused:
         await bench_discover.add(bench.state, "cerebras/gpt-oss-120b")
@@ -143,21 +157,18 @@ def test_discover_commands(tmp_path, monkeypatch, fake_upstream):
     code, out = cli("discover", "--free", "--provider", "openrouter", "--limit", "2", "--json")
     assert code == 0
     assert [(f["id"], f["marks"]) for f in orjson.loads(out)] == [
-        ("openrouter/openrouter/owl-alpha", ["reachable"]),
         (f"openrouter/{FLASH}", ["reachable", "on bench"]),
+        ("openrouter/openrouter/owl-alpha", ["unlisted"]),
     ]
     code, out = cli("discover", "--free", "--provider", "openrouter", "--limit", "2")
     assert code == 0
-    assert f"openrouter/{FLASH}" in out and f"on bench: or/{FLASH}" in out and "reachable via or" in out
+    assert f"openrouter/{FLASH}" in out and f"on bench: or/{FLASH}" in out and "not in or's listing" in out
     assert out.endswith("add one: benchwarmers discover add PROVIDER/MODEL\n")
     assert cli("discover", "add", "openrouter/qwen/qwen3-coder:free") == (
-        0,
-        "added or/qwen/qwen3-coder:free (window 262,000, images no, free yes, family qwen)\n"
-        # The onboarding probe: the fake provider does not serve it.
-        "check: broken: not found (404): The model `qwen/qwen3-coder:free` does not exist or you do not have access "
-        "to it.\n"
-        "what to do: or does not serve it: `benchwarmers endpoint refresh or`\n"
-        "next: benchwarmers collection add NAME --member or/qwen/qwen3-coder:free ...\n",
+        1,
+        "error: openrouter/qwen/qwen3-coder:free is not reachable: or serves openrouter, but its listing does not "
+        "carry qwen/qwen3-coder:free, so it would answer 404. Refresh or if it should (benchwarmers endpoint refresh "
+        "or), or add an endpoint that lists it\n",
     )
     assert cli("discover", "add", "groq/groq/compound") == (
         1,

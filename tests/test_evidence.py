@@ -61,8 +61,8 @@ def test_standing_counts_every_column() -> None:
         row("m", "p2", False, false=("x",), seconds=4.0, at=20, judged_at=95),
         row("m", "p3", True, real=("c",), false=("y", "z"), seconds=9.0, at=30, judged_at=90),
         row("m", "p4", None, seconds=3.0, at=40),  # answered, awaiting a verdict
-        row("m", "p5", None, status="empty", seconds=0.5, at=50),  # awaiting too
-        row("m", "p6", None, status="error", seconds=120.0, at=60),  # nothing to judge
+        row("m", "p5", None, status="empty", seconds=0.5, at=50),  # empty: not owed
+        {**row("m", "p6", None, status="error", seconds=120.0, at=60), "error_kind": "timeout"},  # nothing to judge
     ]
     s = standing_of("m", "review", rows)
     assert (s.seats, s.verdicts, s.useful, s.rate) == (6, 3, 2, 2 / 3)
@@ -71,8 +71,10 @@ def test_standing_counts_every_column() -> None:
     assert s.maturity == "preliminary"
     assert s.real_per_answer == 1.0  # 3 real claims over 3 judged answers
     assert s.false_per_answer == 1.0
-    assert (s.awaiting, s.errors, s.empties) == (2, 1, 1)
+    assert (s.awaiting, s.errors, s.empties) == (1, 1, 1)
     assert s.median_seconds == 3.5  # ok seats only: 2, 3, 4, 9
+    assert s.p90_seconds == 9.0  # nearest rank: the 4th of 4
+    assert (s.error_kinds, s.error_rate, s.errors_text) == ((("timeout", 1),), 1 / 6, "1 of 6 (17%): 1 timeout")
     assert (s.last_seated, s.last_judged) == (60, 95)
 
 
@@ -120,6 +122,10 @@ def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
     assert board.standings[0].strength > board.standings[1].strength > board.standings[2].strength
     assert board.standings[3].strength is None
     assert (board.pick, board.pinned, board.primary, board.primary_by) == ("a", None, "a", "evidence")
+    # 6/6 and 3/6 overlap, and 3/6 and 0/6, but 6/6 and 0/6 do not: shared ranks, none for the unjudged.
+    assert [(s.rank_range, s.rank_text) for s in board.standings] == [
+        ((1, 2), "1–2"), ((1, 3), "1–3"), ((2, 3), "2–3"), (None, "–")
+    ]  # fmt: skip
     public = board.public()
     assert public["models"][0] == {
         "rank": 1,
@@ -135,8 +141,12 @@ def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
         "false_per_answer": 0.0,
         "awaiting": 0,
         "errors": 0,
+        "error_rate": 0.0,
+        "errors_by_kind": {},
         "empties": 0,
         "median_seconds": 1.0,
+        "p90_seconds": 1.0,
+        "rank_range": [1, 2],
         "last_seated": 100.0,
         "last_judged": 101.0,
         "strength": round(point["a"], 3),

@@ -4,6 +4,7 @@ the router's pick, a pinned role, the honesty reports, the export and the CLI.""
 from __future__ import annotations
 
 import random
+import re
 
 import httpx2
 import orjson
@@ -201,19 +202,25 @@ def test_leaderboard_cli_table_and_json(bench_with_roster, judged_trio, cli):
     assert code == 0
     assert orjson.loads(out) == httpx2.get(f"{bench_with_roster.url}/api/leaderboard").json()["shapes"]
     # The bootstrap is seeded and the outcomes sorted, so the whole table is fixed.
-    assert cli("leaderboard", "--shape", "review") == (
-        0,
+    # Seconds are measured: each is a number, then the whole table is fixed (the seconds columns aside).
+    code, out = cli("leaderboard", "--shape", "review")
+    seconds = re.compile(r"│ \d+\.\d      │ \d+\.\d   │")
+    assert code == 0 and len(seconds.findall(out)) == 3
+    assert seconds.sub("│ s        │ s     │", out) == (
         """\
 review · 3 judged of 4 panels
-┏━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━━━━━━━┓
-┃ rank ┃ model              ┃ useful     ┃ 95% interval ┃ BT    ┃ BT interval   ┃ verdicts ┃ maturity    ┃
-┡━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━━━━━━━┩
-│ 1    │ fake/llama-3.3-70b │ 100% (3/3) │ 44%–100%     │ +1.67 │ +0.94 … +1.83 │ 3        │ preliminary │
-│ 2    │ fake/gemma-3-27b   │ 50% (1/2)  │ 9%–91%       │ -0.21 │ -1.12 … +0.76 │ 2        │ preliminary │
-│ 3    │ fake/qwen3-32b     │ 33% (1/3)  │ 6%–79%       │ -1.46 │ -1.84 … -0.51 │ 3        │ preliminary │
-└──────┴────────────────────┴────────────┴──────────────┴───────┴───────────────┴──────────┴─────────────┘
+┏━━━━━━┳━━━━━━━━━━━━━━━━━━━━┳━━━━━━━━━━━━┳━━━━━━━━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━━━━━━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━┳━━━━━━━┳━━━━━━━━━━━━━┓
+┃ rank ┃ model              ┃ useful     ┃ 95% interval ┃ verdicts ┃ seats ┃ errors                    ┃ empty ┃ median s ┃ p90 s ┃ maturity    ┃
+┡━━━━━━╇━━━━━━━━━━━━━━━━━━━━╇━━━━━━━━━━━━╇━━━━━━━━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━━━━━━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━╇━━━━━━━╇━━━━━━━━━━━━━┩
+│ 1–3  │ fake/llama-3.3-70b │ 100% (3/3) │ 44%–100%     │ 3        │ 4     │ 0                         │ 0     │ s        │ s     │ preliminary │
+│ 1–3  │ fake/gemma-3-27b   │ 50% (1/2)  │ 9%–91%       │ 2        │ 4     │ 1 (25%: 1 upstream_error) │ 0     │ s        │ s     │ preliminary │
+│ 1–3  │ fake/qwen3-32b     │ 33% (1/3)  │ 6%–79%       │ 3        │ 4     │ 0                         │ 0     │ s        │ s     │ preliminary │
+└──────┴────────────────────┴────────────┴──────────────┴──────────┴───────┴───────────────────────────┴───────┴──────────┴───────┴─────────────┘
 best for review: fake/llama-3.3-70b (evidence)
-""",
+rank: ordered by the 95% interval's low end, as the router picks; models whose intervals overlap share ranks (1–3: \
+anywhere from 1st to 3rd). errors: failed seats of all seats, by class. seconds: over answered seats. Pairwise \
+(Bradley–Terry) strengths are in --json.
+"""  # noqa: E501
     )
     assert cli("leaderboard", "--shape", "nope")[0] == 1
 

@@ -16,7 +16,7 @@ ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
 # Every query parameter each route reads: a new one must be documented, and land here.
 QUERIES = {
     ("get", "/bench/panels"): {"limit", "before", "owed"},
-    ("get", "/api/panels"): {"limit", "before"},
+    ("get", "/api/panels"): {"limit", "before", "after", "owed", "collection", "model", "status", "caller", "q"},
     ("get", "/api/changes"): {"limit", "subject"},
     ("get", "/api/alerts"): {"all"},
     ("get", "/api/models/{alias}/wrong"): {"limit"},
@@ -29,10 +29,12 @@ QUERIES = {
     ("get", "/leaderboard"): {"days"},
     ("get", "/suite"): {"run", "task"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},
+    ("get", "/settings"): {"provider"},
     ("get", "/login"): {"next"},
 }
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),
+    ("post", "/api/endpoints/{name}/test"),
     ("post", "/api/alerts/{alert_id}/ack"),
     ("post", "/api/models/{alias}/restore"),
     ("post", "/logout"),

@@ -93,6 +93,34 @@ def test_verdict_refusals(bench_with_roster):
     assert missing_panel.status_code == 404
 
 
+def test_a_failed_seat_takes_no_verdict_and_an_empty_one_is_not_owed(bench_with_roster, client, fake):
+    fake.script("phi-4", status=500)
+    fake.script("gemma-3-27b", empty=True)
+    collection(bench_with_roster, "three", ["llama-3.3-70b", "phi-4", "gemma-3-27b"], max_explorers=0)
+    seats = {s["alias"]: s for s in ask(client, "bench/three").bench["seats"]}
+    assert [s["status"] for s in seats.values()] == ["ok", "error", "empty"]
+    failed = seats["fake/phi-4"]["call"]
+    refused = verdict(bench_with_roster, {"call": failed, "useful": False})
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "error": {
+            "message": f"call {failed!r} has status 'error': fake/phi-4 failed (upstream_error), so there is no "
+            "answer to judge; failed seats need no verdict",
+            "type": "invalid_request_error",
+            "param": "call",
+            "code": "seat_failed",
+        }
+    }
+    assert history(bench_with_roster, failed) == []
+    # The empty answer is not owed, but it may still be judged (not useful).
+    [panel] = httpx2.get(f"{bench_with_roster.url}/bench/panels").json()["data"]
+    assert panel["owed"] == 1
+    empty = verdict(bench_with_roster, {"call": seats["fake/gemma-3-27b"]["call"], "useful": False})
+    assert empty.json()["recorded"] is True
+    verdict(bench_with_roster, {"call": seats["fake/llama-3.3-70b"]["call"], "useful": True})
+    assert httpx2.get(f"{bench_with_roster.url}/bench/panels?owed=1").json()["data"] == []
+
+
 def test_cli_verdict_and_export(bench_with_roster, client, monkeypatch):
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
     seats = ask(client, "bench/pair", "export me").bench["seats"]

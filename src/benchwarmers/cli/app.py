@@ -16,6 +16,7 @@ from benchwarmers.cli import (
     evidence,
     gateway,
     keys,
+    log,
     mcp,
     models,
     purge,
@@ -30,11 +31,12 @@ from benchwarmers.cli import init as init_cmd
 app = typer.Typer(
     help="Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
 )
 app.command("serve")(serve.serve)
 app.command("ask")(ask.ask)
+app.command("log")(log.log)
 app.command("verdict")(verdicts.verdict)
 app.command("export")(verdicts.export)
 app.command("purge")(purge.purge)
@@ -60,6 +62,23 @@ app.add_typer(suite.app, name="suite")
 app.command("alerts")(catalog.alerts)
 app.add_typer(catalog.discover_app, name="discover")
 app.command("init")(init_cmd.init)
+
+
+def _show_version(given: bool) -> None:
+    if given:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", callback=_show_version, is_eager=True
+    ),
+) -> None:
+    """Benchwarmers: one prompt to a bench of models, every answer labelled, verdicts that learn.
+
+    Shell completion: `benchwarmers --install-completion` (bash, zsh, fish, PowerShell)."""
 
 
 @app.command("version")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import sys
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -9,12 +12,47 @@ import orjson
 import typer
 from rich.markdown import Markdown
 
-from benchwarmers.cli.common import console, fail, load_settings, print_json, progress_bar, table
+from benchwarmers.cli.common import console, fail, hint, load_settings, print_json, progress_bar, table
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif",
+               ".webp": "image/webp"}  # fmt: skip
+IMAGE_CAP = 20 * 1024 * 1024  # a bigger file is refused before it is read
+
+
+def read_prompt(prompt: str | None) -> str:
+    """The prompt as given, or stdin's when it is left out or `-` (`git diff | benchwarmers ask bench/x`)."""
+    if prompt is not None and prompt != "-":
+        return prompt
+    if sys.stdin.isatty():
+        raise fail("give the prompt as an argument, or pipe it in: echo 'prompt' | benchwarmers ask bench/NAME")
+    text = sys.stdin.read()
+    if not text.strip():
+        raise fail("the prompt read from stdin is empty")
+    return text
+
+
+def image_url(given: str) -> str:
+    """An image as the request carries it: a URL (http, https or data:) as is, a file as a data URL."""
+    if given.startswith(("http://", "https://", "data:")):
+        return given
+    path = Path(given).expanduser()
+    kind = IMAGE_TYPES.get(path.suffix.lower())
+    if kind is None:
+        raise fail(f"--image {given}: give a URL or a .png, .jpg, .gif or .webp file")
+    try:
+        size = path.stat().st_size
+        if size > IMAGE_CAP:
+            raise fail(f"--image {given}: {size:,} bytes is over the {IMAGE_CAP // (1024 * 1024)} MB this sends")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise fail(f"--image {given}: {exc.strerror or exc}") from None
+    return f"data:{kind};base64,{base64.b64encode(data).decode()}"
 
 
 def ask(
     model: str = typer.Argument(..., help="a collection, e.g. bench/reviewers"),
-    prompt: str = typer.Argument(..., help="one self-contained prompt"),
+    prompt: str = typer.Argument(None, help="one self-contained prompt; left out or `-`: read from stdin"),
+    image: list[str] = typer.Option(None, "--image", help="an image FILE or URL to send with the prompt (repeat)"),
     with_: list[str] = typer.Option(None, "--with", help="also seat this model alias (repeat)"),
     merged: bool = typer.Option(False, "--merged", help="ask for one merged answer"),
     shape: str = typer.Option(None, "--shape", help="task shape, e.g. review"),
@@ -31,7 +69,12 @@ def ask(
         options["reply"] = "merged"
     if shape:
         options["shape"] = shape
-    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": prompt}]}
+    text = read_prompt(prompt)
+    content: Any = text
+    if image:
+        content = [{"type": "text", "text": text}, *({"type": "image_url", "image_url": {"url": image_url(i)}}
+                                                     for i in image)]  # fmt: skip
+    body: dict[str, Any] = {"model": model, "messages": [{"role": "user", "content": content}]}
     if options:
         body["bench"] = options
     headers = {"content-type": "application/json"}
@@ -88,4 +131,4 @@ def show_reply(reply: dict[str, Any]) -> None:
         ["call", "alias", "status"],
         [(s["call"], s["alias"], s["status"]) for s in bench["seats"]],
     )
-    console.print("judge each: benchwarmers verdict CALL --useful|--not-useful [--note ...]", markup=False)
+    hint("judge each: benchwarmers verdict CALL --useful|--not-useful [--note ...]")

@@ -13,7 +13,7 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
-from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import console, hint, print_json, progress_bar, table, with_bench
 
 app = typer.Typer(
     help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
@@ -125,8 +125,12 @@ def _marks(found: dict[str, Any]) -> str:
     parts = []
     if found["on_bench"]:
         parts.append(f"on bench: {found['on_bench']}")
-    elif found["reachable"]:
+    elif found["reachable"] and found["verified"]:
         parts.append(f"reachable via {found['reachable']}")
+    elif found["reachable"]:
+        parts.append(f"served by {found['reachable']}? (listing not read: refresh it)")
+    elif found["unlisted"]:
+        parts.append(f"not in {found['unlisted']}'s listing")
     if found["also_on_bench"]:
         parts.append(f"also on bench: {', '.join(found['also_on_bench'])}")
     return "; ".join(parts)
@@ -146,7 +150,7 @@ async def _discover_list(bench: Bench, **options: Any) -> None:
     ]  # fmt: skip
     table(None, ["model", "window", "images", "free", "family", "marks"], rows)
     if found:
-        console.print("add one: benchwarmers discover add PROVIDER/MODEL", markup=False)
+        hint("add one: benchwarmers discover add PROVIDER/MODEL")
 
 
 @discover_app.callback()

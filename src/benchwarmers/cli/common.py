@@ -75,19 +75,43 @@ def progress_bar(*, bar: bool = True, label: str = "{task.description}") -> Prog
     return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
+def hint(message: str) -> None:
+    """A next step for a person: on stdout at a terminal, on stderr when stdout is piped (data only there)."""
+    (console if console.is_terminal else err_console).print(message, markup=False)
+
+
 def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
 def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Cells are plain text: `xs[i]` or `[purged]` in a claim or a message is shown, not read as markup."""
+    """A table on a terminal; piped, one tab-separated line per row under a header line (as `gh` does),
+    never wrapped, so `| grep`, `| cut -f2` and `| sort` see whole values. The title then goes to stderr.
+
+    Cells are plain text: `xs[i]` or `[purged]` in a claim or a message is shown, not read as markup."""
+    if not console.is_terminal:
+        if title:
+            err_console.print(title, markup=False)
+        lines = [columns, *rows]
+        sys.stdout.write("".join("\t".join(_flat(_cell(v)) for v in line) + "\n" for line in lines))
+        sys.stdout.flush()
+        return
     out = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")
     for column in columns:
         out.add_column(column, overflow="fold")
     for row in rows:
         # Cells are text, never markup: an error's "[redacted …]" must not vanish as a style tag.
-        out.add_row(*(Text("" if v is None else str(v)) for v in row))
+        out.add_row(*(Text(_cell(v)) for v in row))
     console.print(out)
+
+
+def _flat(text: str) -> str:
+    """One cell on one line: tabs and line breaks become spaces."""
+    return " ".join(text.replace("\t", " ").splitlines())
 
 
 RPM = typer.Option(None, "--rpm", help="requests a minute (0 removes your limit)")

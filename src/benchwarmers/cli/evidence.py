@@ -15,7 +15,7 @@ from benchwarmers.bench.evidence import roles as roles_admin
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import EVERY_SHAPE
-from benchwarmers.cli.common import console, fail, print_json, table, with_bench
+from benchwarmers.cli.common import console, fail, hint, print_json, table, with_bench
 
 
 def _pct(value: float | None) -> str:
@@ -55,7 +55,7 @@ async def leaderboard(
     human_only: bool = typer.Option(False, "--human-only", help="count only verdicts people gave, not the suite's"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Rank models per shape: useful rate with its 95% interval, pairwise strength, maturity."""
+    """Rank models per shape: useful rate with its 95% interval, errors by class, empties, seconds, maturity."""
     found = await evidence.leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
     boards = [b.public() for b in found]
     if as_json:
@@ -67,20 +67,51 @@ async def leaderboard(
     for board in boards:
         rows = [
             (
-                m["rank"],
+                _rank(m["rank_range"]),
                 m["alias"],
                 _useful(m),
                 _span(m["interval"]) if m["verdicts"] else "–",
-                "–" if m["strength"] is None else f"{m['strength']:+.2f}",
-                _span(m["strength_interval"], signed=True),
                 _verdicts(m),
+                m["seats"],
+                _errors(m),
+                m["empties"],
+                _seconds(m["median_seconds"]),
+                _seconds(m["p90_seconds"]),
                 m["maturity"],
             )
             for m in board["models"]
         ]
         title = f"{board['shape']} · {board['judged_panels']} judged of {board['panels']} panels"
-        table(title, ["rank", "model", "useful", "95% interval", "BT", "BT interval", "verdicts", "maturity"], rows)
+        columns = ["rank", "model", "useful", "95% interval", "verdicts", "seats", "errors", "empty", "median s",
+                   "p90 s", "maturity"]  # fmt: skip
+        table(title, columns, rows)
         console.print(_best_line(board), markup=False)
+    hint(RANKS)
+
+
+RANKS = (
+    "rank: ordered by the 95% interval's low end, as the router picks; models whose intervals overlap share "
+    "ranks (1–3: anywhere from 1st to 3rd). errors: failed seats of all seats, by class. seconds: over answered "
+    "seats. Pairwise (Bradley–Terry) strengths are in --json."
+)
+
+
+def _rank(found: list[int] | None) -> str:
+    if found is None:
+        return "–"
+    best, worst = found
+    return str(best) if best == worst else f"{best}–{worst}"
+
+
+def _errors(model: dict[str, Any]) -> str:
+    if not model["errors"]:
+        return "0"
+    kinds = ", ".join(f"{n} {kind}" for kind, n in model["errors_by_kind"].items())
+    return f"{model['errors']} ({model['error_rate']:.0%}: {kinds})"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1f}"
 
 
 def _verdicts(model: dict[str, Any]) -> str:

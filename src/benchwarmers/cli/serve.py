@@ -46,7 +46,14 @@ def serve(
         raise fail(bind_failure(host, port, exc)) from None
     settings.ensure_home()
     shown = f"[{host}]" if ":" in host else host
-    console.print(f"Benchwarmers serving on http://{shown}:{port}  (data in {settings.home})", markup=False)
+    base = f"http://{shown}:{port}"
+    console.print(f"Benchwarmers serving on {base}  (data in {settings.home})", markup=False)
+    console.print(f"Dashboard: {base}/  (the setup checklist there walks a new bench to its first panel)", markup=False)
+    console.print(
+        f"Next: point any OpenAI client at {base}/v1 with model bench/NAME, "
+        "or `benchwarmers ask bench/NAME 'prompt'`; stop with Ctrl-C",
+        markup=False,
+    )
     if workers > 1:
         serve_workers(settings, sockets, workers)
         return

@@ -59,9 +59,12 @@ async def add_decision(
 
 @decision_app.command("list")
 @with_bench
-async def list_decision(bench: Bench) -> None:
+async def list_decision(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List decision models, in the order they are tried."""
     rows = (await bench.state.snapshot()).decision_models
+    if as_json:
+        print_json(list(rows))
+        return
     table(None, ["alias", "kind", "path"], [(r["alias"], r["kind"], r["path"] or "") for r in rows])
 
 

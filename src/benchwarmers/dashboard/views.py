@@ -42,6 +42,10 @@ def percent(value: float | None) -> str:
     return "–" if value is None else f"{round(value * 100)}%"
 
 
+def seconds(value: float | None) -> str:
+    return "–" if value is None else (f"{value:.2f} s" if value < 10 else f"{value:.1f} s")
+
+
 def price_text(price: Mapping[str, Any]) -> str:
     """A list price as the pages show it: `$0.15 / $0.60`, or `?` when no source gives one."""
     return per_million(price) + ("" if price["source"] == "unknown" else f" · {price_source(price)}")
@@ -54,6 +58,42 @@ def status_line(model: Mapping[str, Any], now: float | None = None) -> str:
         return str(model["status"])
     same_day = time.localtime(until)[:3] == time.localtime(now)[:3]
     return f"cooldown until {time.strftime('%H:%M' if same_day else '%Y-%m-%d %H:%M', time.localtime(until))}"
+
+
+FAILING_SHARE = 0.5  # of a model's seats failed: it is failing
+ERRORS_SHOWN_FROM = 0.1  # of its seats failed: the errors show beside an otherwise ok status
+FEW_SEATS = 3  # fewer seats than this say too little to call a model failing
+
+
+def health(model: Mapping[str, Any], boards: Iterable[Any], alerts: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """A model's status as the Models page shows it: the roster's own (cooldown, retiring, …), made worse by
+    an open alert about it or by the share of its seats that failed. `state` is the CSS class, `text` says why."""
+    status = str(model["status"])
+    text = status_line(model)
+    seats = errors = 0
+    kinds: dict[str, int] = {}
+    for board in boards:
+        for standing in board.standings:
+            if standing.alias == model["alias"]:
+                seats += standing.seats
+                errors += standing.errors
+                for kind, n in standing.error_kinds:
+                    kinds[kind] = kinds.get(kind, 0) + n
+    reasons = []
+    own_alerts = [a for a in alerts if a.get("subject") == model["alias"]]
+    for alert in own_alerts:
+        reasons.append(f"open alert: {alert.get('label') or alert.get('kind')}")
+    if errors:
+        classes = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items(), key=lambda item: -item[1]))
+        share = errors / seats
+        if share >= ERRORS_SHOWN_FROM or own_alerts:
+            reasons.append(f"{errors} of {seats} seats failed ({round(100 * share)}%: {classes})")
+    failing = bool(own_alerts) or (seats >= FEW_SEATS and errors / max(seats, 1) >= FAILING_SHARE)
+    if status == "ok" and failing:
+        status, text = "failing", "failing"
+    elif status == "ok" and reasons:
+        status, text = "errors", "ok, with errors"
+    return {"state": status.replace(" ", "-"), "text": text, "why": "; ".join(reasons)}
 
 
 def fact(model: Mapping[str, Any], name: str) -> tuple[Any, str | None]:

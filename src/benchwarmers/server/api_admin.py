@@ -14,6 +14,7 @@ from fastapi import Depends, Path, Query
 from starlette.responses import Response
 
 from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin import endpoint_edit
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.admin.presets import endpoint_options
@@ -31,6 +32,7 @@ from benchwarmers.server.schemas import (
     DecisionModelCreate,
     DiscoverAdd,
     EndpointCreate,
+    EndpointEdit,
     GatewaySettingsBody,
     ModelPatch,
     ShapeBody,
@@ -164,6 +166,27 @@ async def create_endpoint(
         actor=actor,
     )
     return json_response(endpoint, status=201, headers={"cache-control": "no-store"})
+
+
+@router.patch("/api/endpoints/{name}", responses=error_responses(404))
+async def patch_endpoint(
+    name: str, actor: SecretsAdmin, bench: BenchDep, body: Annotated[EndpointEdit, _body(EndpointEdit)]
+) -> Response:
+    endpoint = await endpoint_edit.edit_endpoint(
+        bench.state,
+        name,
+        base_url=_text(body.base_url),
+        api_key_env=_text(body.api_key_env),
+        api_key=_text(body.api_key),
+        free_tier=body.free_tier,
+        actor=actor,
+    )
+    return json_response(endpoint, headers={"cache-control": "no-store"})
+
+
+@router.post("/api/endpoints/{name}/test", responses=error_responses(404))
+async def try_endpoint(name: str, bench: BenchDep) -> Response:
+    return json_response(await endpoint_edit.try_endpoint(bench.state, name))
 
 
 @router.delete("/api/endpoints/{name}", responses=error_responses(409))

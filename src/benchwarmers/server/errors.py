@@ -45,19 +45,25 @@ def error_response(
 
 def install(app: FastAPI) -> None:
     @app.exception_handler(BenchError)
-    async def bench_error(_request: Request, exc: BenchError) -> Response:
+    async def bench_error(request: Request, exc: BenchError) -> Response:
+        if exc.status != 401 and _wants_page(request):
+            return _error_page(request, exc.status, exc.message)
         headers = {**CHALLENGE, **exc.headers} if exc.status == 401 else exc.headers
         return error_response(exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
         refused = parameter_refusal(request, exc)  # names the parameter and what it takes
+        if _wants_page(request):
+            return _error_page(request, 400, refused.message)
         return error_response(400, refused.message, code=refused.code, param=refused.param)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
         type_, code = STATUS_TYPES.get(exc.status_code, ("invalid_request_error", None))
         message = str(exc.detail)
+        if exc.status_code == 404 and _wants_page(request):
+            return _error_page(request, 404, f"There is no page at {request.url.path}.")
         if exc.status_code == 404:
             message = f"no route {request.method} {request.url.path}; see /v1/models, /v1/chat/completions"
         elif exc.status_code == 405:
@@ -81,6 +87,18 @@ def install(app: FastAPI) -> None:
         return internal_error(request.scope, exc)
 
     app.add_middleware(UnhandledErrors)  # added first: innermost, so CORS and the request id wrap its 500
+
+
+def _wants_page(request: Request) -> bool:
+    from benchwarmers.server import pages  # the pages import the routers, which import this module
+
+    return pages.wants_page(request)
+
+
+def _error_page(request: Request, status: int, message: str) -> Response:
+    from benchwarmers.server import pages
+
+    return pages.error_page(request, status, message)
 
 
 def request_id_of(scope: Scope) -> str:

@@ -7,13 +7,12 @@ Failed attempts are limited per client address.
 
 from __future__ import annotations
 
-import html
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from starlette.responses import RedirectResponse, Response
 
-from benchwarmers.errors import InvalidRequest, RateLimited
+from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
@@ -30,28 +29,12 @@ FORM_CAP = 16 * 1024
 # The page needs nothing from anywhere, and no one may frame it.
 PAGE_HEADERS = {
     "cache-control": "no-store",
-    "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; "
+    "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
     "frame-ancestors 'none'; base-uri 'none'",
     "x-frame-options": "DENY",
     # same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the form's POST.
     "referrer-policy": "same-origin",
 }
-
-_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Benchwarmers: log in</title>
-<style>body{{font-family:system-ui,sans-serif;max-width:26rem;margin:4rem auto;padding:0 1rem}}
-input{{width:100%;padding:.5rem;margin:.5rem 0;box-sizing:border-box}}.error{{color:#b00020}}</style>
-</head><body>
-<h1>Benchwarmers</h1>
-<p>This bench asks for its admin token (<code>BENCHWARMERS_ADMIN_TOKEN</code>).</p>
-{message}<form method="post" action="/login">
-<input type="hidden" name="next" value="{next}">
-<label for="token">Admin token</label>
-<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
-<button type="submit">Log in</button>
-</form></body></html>
-"""
 
 
 def safe_next(value: str | None) -> str:
@@ -61,10 +44,14 @@ def safe_next(value: str | None) -> str:
     return value
 
 
-def page(next_path: str, message: str = "", status: int = 200) -> Response:
-    shown = f'<p class="error" role="alert">{html.escape(message)}</p>\n' if message else ""
-    body = _PAGE.format(message=shown, next=html.escape(next_path, quote=True))
-    return Response(body, status_code=status, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
+def page(request: Request, next_path: str, message: str = "", status: int = 200) -> Response:
+    """The login form, in the dashboard's theme (its stylesheets only: no script runs on it)."""
+    from benchwarmers.server.pages import plain_page  # the pages import the routers this app holds
+
+    return plain_page(
+        request, "log in", status=status, headers=PAGE_HEADERS, heading="Log in", message=message, error=bool(message),
+        login=True, next=next_path,
+    )  # fmt: skip
 
 
 @router.get("/login")
@@ -72,7 +59,7 @@ async def login_form(request: Request) -> Response:
     next_path = safe_next(request.query_params.get("next"))
     if access(request).settings.admin_token is None:
         return RedirectResponse(next_path, status_code=303)
-    return page(next_path)
+    return page(request, next_path)
 
 
 @router.post("/login")
@@ -90,14 +77,14 @@ async def login(request: Request) -> Response:
     client = request.client.host if request.client else "unknown"
     wait = await found.limits.login_blocked(client)
     if wait is not None:
-        raise RateLimited(
-            f"too many wrong admin tokens from this address; try again in {wait} s",
-            headers={"Retry-After": str(wait)},
-        )
+        message = f"Too many wrong admin tokens from this address; try again in {wait} s."
+        refused = page(request, next_path, message, status=429)
+        refused.headers["retry-after"] = str(wait)
+        return refused
     given = (fields.get("token") or [""])[0]
     if not given or not token_matches(given, token):
         await found.limits.login_failed(client)
-        return page(next_path, "That is not the admin token.", status=401)
+        return page(request, next_path, "That is not the admin token.", status=401)
     response = RedirectResponse(next_path, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,

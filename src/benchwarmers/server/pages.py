@@ -14,11 +14,13 @@ scripts' relative `import`s carry it too.
 from __future__ import annotations
 
 import math
+import re
 from functools import lru_cache
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Query, Request
 from jinja2 import Environment, FileSystemLoader
+from pydantic import Field
 from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
@@ -27,11 +29,11 @@ from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
-from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.dashboard import DEFAULT_THEME, STATIC, TEMPLATES, THEMES, asset_version, views
+from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, views
 from benchwarmers.server.api_admin import collection_views
 from benchwarmers.server.deps import BenchDep, pages_router
 from benchwarmers.server.params import Blank, Days, Flag, MinWindow, flag
@@ -53,8 +55,10 @@ PAGE_HEADERS = {
 DISCOVER_PAGE = 50
 CHANGES_SHOWN = 100
 LEADERBOARD_DAYS = (7, 30, 90)
-NAV = (("/", "Collections"), ("/models", "Models"), ("/leaderboard", "Leaderboard"), ("/suite", "Suite"),
-       ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
+NAV = (("/", "Collections"), ("/playground", "Playground"), ("/models", "Models"), ("/leaderboard", "Leaderboard"),
+       ("/suite", "Suite"), ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
+# A request for a page (not the API, the gateway or a file): its errors are answered as a page too.
+NOT_PAGES = ("/api/", "/v1/", "/bench/", "/static/", "/mcp", "/healthz", "/readyz", "/openapi", "/metrics")
 
 
 class Assets(StaticFiles):
@@ -83,17 +87,19 @@ def environment() -> Environment:
     env.globals.update(asset=asset, version=__version__, nav=NAV, themes=THEMES)
     env.filters.update(when=views.when, iso=views.iso, tokens=views.tokens, yes_no=views.yes_no, percent=views.percent)
     env.filters.update(usd=bench_cost.usd, count="{:,}".format)
-    env.globals.update(price_text=views.price_text, per_million=bench_cost.per_million)
+    env.globals.update(price_text=views.price_text, per_million=bench_cost.per_million, seconds=views.seconds)
     return env
 
 
-def theme_of(request: Request) -> str:
+def theme_of(request: Request) -> str | None:
+    """The theme the user picked, or None: then the page follows the system's light or dark preference."""
     chosen = request.cookies.get(THEME_COOKIE)
-    return chosen if chosen in THEMES else DEFAULT_THEME
+    return chosen if chosen in THEMES else None
 
 
-def render(request: Request, template: str, page: str, **context: Any) -> Response:
-    settings = request.app.state.bench.settings
+async def render(request: Request, template: str, page: str, **context: Any) -> Response:
+    bench = request.app.state.bench
+    settings = bench.settings
     body = (
         environment()
         .get_template(template)
@@ -103,39 +109,122 @@ def render(request: Request, template: str, page: str, **context: Any) -> Respon
             theme=theme_of(request),
             # Without keys the gateway's own verdict route takes the dashboard's verdicts (caller `local`).
             verdict_url="/api/verdicts" if settings.keys_required else "/bench/verdict",
+            keys_required=settings.keys_required,
             logged_in=settings.admin_token is not None,
+            open_alerts=len(await bench_alerts.list_alerts(bench.state, include_acknowledged=False)),
             **context,
         )
     )
     return Response(body, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
 
 
+def wants_page(request: Request) -> bool:
+    """A browser asking for a page: its errors are answered as a themed page, not JSON."""
+    return (
+        request.method == "GET"
+        and "text/html" in request.headers.get("accept", "")
+        and not request.url.path.startswith(NOT_PAGES)
+    )
+
+
+def plain_page(request: Request, title: str, status: int = 200, headers: dict[str, str] | None = None,
+               **context: Any) -> Response:  # fmt: skip
+    """A page without the navigation (the login, an error), in the user's theme."""
+    body = (
+        environment()
+        .get_template("plain.html")
+        .render(title=title, theme=theme_of(request), path=request.url.path, **context)
+    )
+    return Response(
+        body, status_code=status, media_type="text/html; charset=utf-8", headers={**PAGE_HEADERS, **(headers or {})}
+    )
+
+
+def error_page(request: Request, status: int, message: str) -> Response:
+    heading = {400: "That address is not quite right", 401: "Log in first", 403: "Not allowed",
+               404: "Nothing here"}.get(status, "Something went wrong")  # fmt: skip
+    return plain_page(request, f"{status}", status=status, heading=heading, message=message, error=True)
+
+
 # -- pages ------------------------------------------------------------------------------------------
+
+
+def public_base(request: Request) -> str:
+    """The gateway's base URL as callers use it: the configured public URL, else this request's origin."""
+    configured = request.app.state.bench.settings.public_url
+    return f"{(configured or str(request.base_url)).rstrip('/')}/v1"
 
 
 @router.get("/")
 async def collections_page(request: Request, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
-    return render(
+    collections = await collection_views(bench)
+    return await render(
         request,
         "collections.html",
         "collections",
-        collections=await collection_views(bench),
+        setup=await setup_steps(bench, collections),
+        base_url=public_base(request),
+        collections=collections,
         roster=sorted(snapshot.models),
         shapes=snapshot.shapes,
         gateway=snapshot.gateway,
     )
 
 
+@router.get("/panels/{panel_id}")
+async def panel_page(request: Request, bench: BenchDep, panel_id: str) -> Response:
+    panel = await bench.log.panel(panel_id)  # a 404 page when there is none
+    return await render(request, "panel.html", "panel", panel_id=panel["id"], collection=panel["collection"])
+
+
+@router.get("/playground")
+async def playground_page(request: Request, bench: BenchDep) -> Response:
+    return await render(
+        request,
+        "playground.html",
+        "playground",
+        collections=await collection_views(bench),
+        base_url=public_base(request),
+    )
+
+
+def adding_provider(provider: str | None) -> dict[str, Any] | None:
+    """The endpoint form's prefill when Discover's "Add this provider" led here: its preset if one serves it."""
+    if not provider:
+        return None
+    preset = for_provider(provider)
+    name = re.sub(r"[^a-z0-9-]+", "-", provider.lower()).strip("-")[:32] or "provider"
+    return {"provider": provider, "name": preset.name if preset else name, "preset": preset.name if preset else ""}
+
+
+async def setup_steps(bench: Any, collections: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The first-run checklist while a step is left (None once a panel was asked): an endpoint, its
+    models listed, a collection, a first request."""
+    snapshot = await bench.state.snapshot()
+    if (await bench.log.panels(limit=1)) and collections:
+        return None
+    refreshed = any(e.get("refreshed_at") for e in await bench.endpoints.list_endpoints())
+    return [
+        {"id": "endpoint", "done": bool(snapshot.endpoints)},
+        {"id": "refresh", "done": bool(snapshot.models) and refreshed},
+        {"id": "collection", "done": bool(collections)},
+        {"id": "request", "done": False},
+    ]
+
+
 @router.get("/models")
 async def models_page(request: Request, bench: BenchDep) -> Response:
     models = sorted(await bench.models.list_models(), key=lambda m: m["alias"])
-    return render(
+    boards = await standings(bench.state)
+    alerts = await bench_alerts.list_alerts(bench.state, include_acknowledged=False)
+    return await render(
         request,
         "models.html",
         "models",
         models=models,
-        evidence=views.evidence_by_model(await standings(bench.state)),
+        health={m["alias"]: views.health(m, boards, alerts) for m in models},
+        evidence=views.evidence_by_model(boards),
         prices={alias: price.public() for alias, price in (await bench_cost.price_list(bench.state)).items()},
         status_line=views.status_line,
         fact=views.fact,
@@ -144,7 +233,7 @@ async def models_page(request: Request, bench: BenchDep) -> Response:
 
 @router.get("/leaderboard")
 async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None) -> Response:
-    return render(
+    return await render(
         request,
         "leaderboard.html",
         "leaderboard",
@@ -177,7 +266,7 @@ async def discover_page(
     number = min(page, pages)
     start = (number - 1) * DISCOVER_PAGE
     query = {k: ("1" if v is True else v) for k, v in filters.items() if v}
-    return render(
+    return await render(
         request,
         "discover.html",
         "discover",
@@ -192,10 +281,18 @@ async def discover_page(
 
 
 @router.get("/settings")
-async def settings_page(request: Request, bench: BenchDep) -> Response:
+async def settings_page(
+    request: Request,
+    bench: BenchDep,
+    provider: Annotated[
+        Annotated[str, Field(max_length=100)] | None,
+        Blank,
+        Query(description="Prefill the endpoint form for this models.dev provider."),
+    ] = None,
+) -> Response:
     snapshot = await bench.state.snapshot()
     changes = [views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
-    return render(
+    return await render(
         request,
         "settings.html",
         "settings",
@@ -207,8 +304,8 @@ async def settings_page(request: Request, bench: BenchDep) -> Response:
         alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),
         changes=changes,
         presets=list(PRESETS.values()),
+        adding=adding_provider(provider),
         kinds=KINDS,
         collections=sorted(snapshot.collections),
         roster=sorted(snapshot.models),
-        keys_required=bench.settings.keys_required,
     )

@@ -118,6 +118,15 @@ class EndpointCreate(Body):
     free_tier: bool | None = Field(None, description="Whether the endpoint's free models may be seated.")
 
 
+class EndpointEdit(Body):
+    """What to change on an endpoint; what is left out stays. A new key replaces the stored one."""
+
+    base_url: str | None = Field(None, description="A new OpenAI-compatible base URL.")
+    api_key_env: str | None = Field(None, description="Use the key in this environment variable from now on.")
+    api_key: str | None = Field(None, description="A new provider key (rotation), stored encrypted.")
+    free_tier: bool | None = Field(None, description="Whether the endpoint's free models may be seated.")
+
+
 class KeyCreate(Body):
     """A gateway key: the reply carries the key once, and only its last four characters after."""
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, func, select
+from sqlalchemy import Select, Text, and_, bindparam, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -15,7 +15,9 @@ from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, Public
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
 SEATED_KINDS = ("member", "nominee", "explorer")
-ANSWERED = ("ok", "empty")  # the model answered: the seat is judged (and owed until it is)
+ANSWERED = ("ok", "empty")  # the model answered: the seat may be judged
+OWED = ("ok",)  # a verdict is owed only on a real answer: an empty one is not useful, nothing to read
+FAILED = "error"  # the call failed: no answer, so no verdict
 RETIRED = "retired"  # a member or nominee recorded in its seat but not asked: it kept failing
 # Recorded but never called: paced (no slot under a limit), cooling (after a 429), retired. Not seated,
 # judged, owed or counted as a failure: they say nothing of the model.
@@ -177,31 +179,85 @@ def _verdict_public(row: dict | None) -> PublicVerdict | None:
     }
 
 
+def _panel_filter(
+    query: Select,
+    *,
+    owed: bool = False,
+    caller: str | None = None,
+    collection: str | None = None,
+    alias: str | None = None,
+    status: str | None = None,
+    text: str | None = None,
+) -> Select:
+    """The call log's filters, on a query over `panels`: each narrows to panels that match."""
+    if caller is not None:
+        query = query.where(panels.c.caller == caller)
+    if collection is not None:
+        query = query.where(panels.c.collection == collection)
+    if alias is not None:
+        query = query.where(panels.c.id.in_(select(seats.c.panel_id).where(seats.c.alias == alias)))
+    if status is not None:
+        query = query.where(panels.c.id.in_(select(seats.c.panel_id).where(seats.c.status == status)))
+    if text:
+        # The stored request is redacted JSON text: a case-insensitive substring of it (the prompt).
+        escaped = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        query = query.where(cast(panels.c.request, Text).ilike(f"%{escaped}%", escape="\\"))
+    if owed:
+        unjudged = (
+            select(seats.c.panel_id)
+            .outerjoin(verdicts, and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True)))
+            .where(and_(seats.c.status.in_(OWED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
+        )
+        query = query.where(panels.c.id.in_(unjudged))
+    return query
+
+
+async def count_panels(conn: AsyncConnection, **filters: Any) -> int:
+    """How many recorded panels match the call log's filters (`_panel_filter`)."""
+    query = select(func.count()).select_from(panels).where(panels.c.response.is_not(None))
+    return int(await conn.scalar(_panel_filter(query, **filters)) or 0)
+
+
+async def running_panels(conn: AsyncConnection, since: float, caller: str | None = None) -> list[dict[str, Any]]:
+    """Panels reserved since `since` whose seats are still running (no response yet), newest first."""
+    query = (
+        select(panels.c.id, panels.c.created_at, panels.c.collection, panels.c.shape, panels.c.caller, panels.c.request)
+        .where(and_(panels.c.response.is_(None), panels.c.created_at >= since))
+        .order_by(panels.c.created_at.desc())
+    )
+    if caller is not None:
+        query = query.where(panels.c.caller == caller)
+    return [dict(r._mapping) for r in await conn.execute(query)]
+
+
 async def list_panels(
     conn: AsyncConnection,
     *,
     limit: int = 20,
     before: float | None = None,
+    after: float | None = None,
     owed: bool = False,
     caller: str | None = None,
     panel_id: str | None = None,
+    collection: str | None = None,
+    alias: str | None = None,
+    status: str | None = None,
+    text: str | None = None,
 ) -> list[ListedPanel]:
-    """Recent panels, newest first, each with its seats and their current verdicts."""
-    query = select(panels).where(panels.c.response.is_not(None)).order_by(panels.c.created_at.desc()).limit(limit)
+    """Recent panels, newest first, each with its seats and their current verdicts; with `after`, the
+    `limit` panels just newer than that time (still listed newest first)."""
+    order = panels.c.created_at.asc() if after is not None else panels.c.created_at.desc()
+    query = select(panels).where(panels.c.response.is_not(None)).order_by(order).limit(limit)
     if before is not None:
         query = query.where(panels.c.created_at < before)
-    if caller is not None:
-        query = query.where(panels.c.caller == caller)
+    if after is not None:
+        query = query.where(panels.c.created_at > after)
     if panel_id is not None:
         query = query.where(panels.c.id == panel_id)
-    if owed:
-        unjudged = (
-            select(seats.c.panel_id)
-            .outerjoin(verdicts, and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True)))
-            .where(and_(seats.c.status.in_(ANSWERED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
-        )
-        query = query.where(panels.c.id.in_(unjudged))
+    query = _panel_filter(query, owed=owed, caller=caller, collection=collection, alias=alias, status=status, text=text)
     panel_rows = [dict(r._mapping) for r in await conn.execute(query)]
+    if after is not None:
+        panel_rows.reverse()
     if not panel_rows:
         return []
     ids = [p["id"] for p in panel_rows]
@@ -236,6 +292,7 @@ async def list_panels(
                 "seconds": data[seats.c.seconds],
                 "answer": data[seats.c.answer],
                 "error": data[seats.c.error],
+                "error_kind": data[seats.c.error_kind],
                 "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
                 "tool_calls": data[seats.c.tool_calls] or [],
@@ -247,7 +304,7 @@ async def list_panels(
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
         decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
         panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
-        judgeable = [s for s in panel_seats if s["status"] in ANSWERED]
+        judgeable = [s for s in panel_seats if s["status"] in OWED]
         result.append(
             {
                 "id": panel["id"],

@@ -13,12 +13,13 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.calls import ANSWERED, NOT_CALLED, SEATED_KINDS
+from benchwarmers.store.calls import NOT_CALLED, OWED, SEATED_KINDS
 from benchwarmers.store.schema import panels, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
-# A seat awaiting a verdict (with the outer join on _CURRENT): it answered, and no verdict is current.
-_OWED = and_(seats.c.status.in_(ANSWERED), seats.c.seat != "decision", verdicts.c.id.is_(None))
+# A seat awaiting a verdict (with the outer join on _CURRENT): it gave a real (non-empty) answer, and no
+# verdict is current.
+_OWED = and_(seats.c.status.in_(OWED), seats.c.seat != "decision", verdicts.c.id.is_(None))
 
 
 def _count_if(condition: Any) -> Any:
@@ -27,7 +28,8 @@ def _count_if(condition: Any) -> Any:
 
 async def owed_count(conn: AsyncConnection) -> int:
     """Seats awaiting a verdict, counted as `calls.list_panels` counts them per panel: every
-    answered seat (ok or empty, a merger's included) with no current verdict; decision calls never."""
+    seat with a real answer (ok, a merger's included) with no current verdict; empty answers and decision
+    calls never."""
     query = select(func.count()).select_from(seats).outerjoin(verdicts, _CURRENT).where(_OWED)
     return int(await conn.scalar(query) or 0)
 
@@ -53,7 +55,7 @@ async def newest_panel_ids(conn: AsyncConnection, limit: int = 20) -> list[str]:
 async def standing_counts(conn: AsyncConnection, since: float | None = None) -> list[dict[str, Any]]:
     """Per (alias, shape) over seated seats (member, nominee, explorer) since `since`: `seats`,
     `errors`, `empties`, `last_seated`, and from current verdicts `verdicts`, `useful`,
-    `judged_answers` (verdicts on seats that answered) and `last_judged`. Seats whose model was not
+    `judged_ok` (verdicts on seats with a real answer) and `last_judged`. Seats whose model was not
     called (paced, cooling, retired) are not seats here: they say nothing of the model."""
     seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.not_in(NOT_CALLED))
     if since is not None:
@@ -76,7 +78,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             seats.c.shape,
             func.count().label("verdicts"),
             _count_if(verdicts.c.useful.is_(True)).label("useful"),
-            _count_if(seats.c.status.in_(ANSWERED)).label("judged_answers"),
+            _count_if(seats.c.status == "ok").label("judged_ok"),
             func.max(verdicts.c.created_at).label("last_judged"),
         )
         .select_from(verdicts)
@@ -90,7 +92,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             **dict(row._mapping),
             "verdicts": 0,
             "useful": 0,
-            "judged_answers": 0,
+            "judged_ok": 0,
             "last_judged": None,
         }
     for row in await conn.execute(by_verdict):
@@ -99,7 +101,26 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             entry.update(
                 verdicts=row.verdicts,
                 useful=int(row.useful or 0),
-                judged_answers=int(row.judged_answers or 0),
+                judged_ok=int(row.judged_ok or 0),
                 last_judged=row.last_judged,
             )
     return list(found.values())
+
+
+async def seat_figures(conn: AsyncConnection, since: float | None = None) -> dict[tuple[str, str], dict[str, Any]]:
+    """(alias, shape) → `error_kinds` ({failure class: seats}) and `seconds` (of each ok seat), over seated
+    seats since `since`: what the median, the p90 and the errors by class are computed from. Reads the
+    seats' small columns only (never an answer)."""
+    seated: ColumnElement[bool] = and_(seats.c.seat.in_(SEATED_KINDS), seats.c.status.in_(("ok", "error")))
+    if since is not None:
+        seated = and_(seated, seats.c.created_at >= since)
+    query = select(seats.c.alias, seats.c.shape, seats.c.status, seats.c.error_kind, seats.c.seconds).where(seated)
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in await conn.execute(query):
+        entry = found.setdefault((row.alias, row.shape), {"error_kinds": {}, "seconds": []})
+        if row.status == "error":
+            kind = row.error_kind or "error"
+            entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + 1
+        elif row.seconds is not None:
+            entry["seconds"].append(row.seconds)
+    return found

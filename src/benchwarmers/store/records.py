@@ -109,6 +109,7 @@ class LoggedSeat(TypedDict):
     seconds: float
     answer: str
     error: str
+    error_kind: str | None  # the failure's class when status is error (upstream_error, timeout, …)
     frees_at: float | None
     usage: dict[str, Any] | None
     tool_calls: list[dict[str, Any]]

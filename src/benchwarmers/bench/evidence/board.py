@@ -32,7 +32,9 @@ from benchwarmers.bench.evidence.stats import (
     Judged,
     bootstrap_bt,
     bradley_terry,
+    nearest_rank,
     pairwise_outcomes,
+    rank_ranges,
     router_pick,
     wilson,
 )
@@ -65,7 +67,7 @@ class Standing:
     maturity: str
     real_per_answer: float | None
     false_per_answer: float | None
-    awaiting: int  # answered (ok or empty) seats with no verdict yet
+    awaiting: int  # seats with a real (ok) answer and no verdict yet: empty answers are not owed
     errors: int
     empties: int
     median_seconds: float | None  # over ok seats: how long a real answer takes
@@ -75,6 +77,30 @@ class Standing:
     strength_low: float | None = None
     strength_high: float | None = None
     sources: tuple[tuple[str, int], ...] = ()  # verdicts by source (human, suite)
+    error_kinds: tuple[tuple[str, int], ...] = ()  # (failure class, seats), most first
+    p90_seconds: float | None = None  # over ok seats
+    rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.errors / self.seats if self.seats else None
+
+    @property
+    def rank_text(self) -> str:
+        if self.rank_range is None:
+            return "–"
+        best, worst = self.rank_range
+        return str(best) if best == worst else f"{best}–{worst}"
+
+    @property
+    def errors_text(self) -> str:
+        """`18 of 18 (100%): 12 upstream_error, 6 timeout`, or `none`."""
+        if not self.errors:
+            return "none"
+        kinds = ", ".join(f"{n} {kind}" for kind, n in self.error_kinds)
+        return f"{self.errors} of {self.seats} ({round(100 * self.errors / self.seats)}%)" + (
+            f": {kinds}" if kinds else ""
+        )
 
     @property
     def rate(self) -> float | None:
@@ -98,8 +124,12 @@ class Standing:
             "false_per_answer": _round(self.false_per_answer, 3),
             "awaiting": self.awaiting,
             "errors": self.errors,
+            "error_rate": _round(self.error_rate, 4),
+            "errors_by_kind": dict(self.error_kinds),
             "empties": self.empties,
             "median_seconds": _round(self.median_seconds, 3),
+            "p90_seconds": _round(self.p90_seconds, 3),
+            "rank_range": None if self.rank_range is None else list(self.rank_range),
             "last_seated": self.last_seated,
             "last_judged": self.last_judged,
             "strength": _round(self.strength, 3),
@@ -161,7 +191,8 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
     judged = [r for r in rows if r["useful"] is not None]
     useful = sum(1 for r in judged if r["useful"])
     low, high = wilson(useful, len(judged))
-    ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok"]
+    ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok" and r["seconds"] is not None]
+    kinds = Counter(r.get("error_kind") or "error" for r in rows if r["status"] == "error")
     return Standing(
         alias=alias,
         shape=shape,
@@ -173,14 +204,26 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         maturity=maturity_of(len(judged)),
         real_per_answer=sum(len(r["real"] or []) for r in judged) / len(judged) if judged else None,
         false_per_answer=sum(len(r["false_claims"] or []) for r in judged) / len(judged) if judged else None,
-        awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] != "error"),
+        awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] == "ok"),
         errors=sum(1 for r in rows if r["status"] == "error"),
         empties=sum(1 for r in rows if r["status"] == "empty"),
         median_seconds=statistics.median(ok_seconds) if ok_seconds else None,
         last_seated=max(r["created_at"] for r in rows),
         last_judged=max((r["judged_at"] for r in judged), default=None),
+        error_kinds=error_kinds(kinds),
+        p90_seconds=nearest_rank(ok_seconds, 0.9),
         sources=tuple(sorted(Counter(r.get("source") or HUMAN for r in judged).items())),
     )
+
+
+def error_kinds(kinds: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(kinds.items(), key=lambda item: (-item[1], item[0])))
+
+
+def with_ranks(standings: Sequence[Standing]) -> list[Standing]:
+    """The standings (already in rank order) with their shared rank ranges."""
+    ranges = rank_ranges([(s.low, s.high) if s.verdicts else None for s in standings])
+    return [replace(s, rank_range=r) for s, r in zip(standings, ranges, strict=True)]
 
 
 def panel_judgements(rows: Iterable[Mapping[str, Any]]) -> dict[str, list[list[Judged]]]:
@@ -228,7 +271,7 @@ def build_board(
             low, high = intervals[alias]
             standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
         standings.append(standing)
-    standings.sort(key=rank_key)
+    standings = with_ranks(sorted(standings, key=rank_key))
     pick = router_pick([s.cell() for s in standings if s.alias in pickable])
     return Board(
         shape=shape,

@@ -8,12 +8,21 @@ pairwise strengths and claims per answer, at a cost that grows with every seat.
 
 from __future__ import annotations
 
+import statistics
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.evidence.board import Standing, board_shapes, primary_for, rank_key, since_days
-from benchwarmers.bench.evidence.stats import maturity, wilson
+from benchwarmers.bench.evidence.board import (
+    Standing,
+    board_shapes,
+    error_kinds,
+    primary_for,
+    rank_key,
+    since_days,
+    with_ranks,
+)
+from benchwarmers.bench.evidence.stats import maturity, nearest_rank, wilson
 from benchwarmers.store import counts
 
 if TYPE_CHECKING:
@@ -27,8 +36,9 @@ class ShapeStandings:
     primary: str | None  # who the router uses for this shape (a usable pin, else the evidence's pick)
 
 
-def standing_of_counts(row: dict[str, Any]) -> Standing:
+def standing_of_counts(row: dict[str, Any], figures: dict[str, Any] | None = None) -> Standing:
     low, high = wilson(row["useful"], row["verdicts"])
+    seconds = (figures or {}).get("seconds", [])
     return Standing(
         alias=row["alias"],
         shape=row["shape"],
@@ -40,12 +50,14 @@ def standing_of_counts(row: dict[str, Any]) -> Standing:
         maturity=maturity(row["verdicts"]),
         real_per_answer=None,
         false_per_answer=None,
-        awaiting=max(0, row["seats"] - row["errors"] - row["judged_answers"]),
+        awaiting=max(0, row["seats"] - row["errors"] - row["empties"] - row["judged_ok"]),
         errors=row["errors"],
         empties=row["empties"],
-        median_seconds=None,
+        median_seconds=statistics.median(seconds) if seconds else None,
         last_seated=row["last_seated"],
         last_judged=row["last_judged"],
+        error_kinds=error_kinds((figures or {}).get("error_kinds", {})),
+        p90_seconds=nearest_rank(seconds, 0.9),
     )
 
 
@@ -55,10 +67,11 @@ async def standings(state: BenchState, days: float | None = None) -> list[ShapeS
     snapshot = await state.snapshot()
     async with state.read() as conn:
         rows = await counts.standing_counts(conn, since)
+        figures = await counts.seat_figures(conn, since)
     by_shape: dict[str, list[Standing]] = defaultdict(list)
     for row in rows:
-        by_shape[row["shape"]].append(standing_of_counts(row))
+        by_shape[row["shape"]].append(standing_of_counts(row, figures.get((row["alias"], row["shape"]))))
     return [
-        ShapeStandings(shape, tuple(sorted(by_shape[shape], key=rank_key)), await primary_for(state, shape))
+        ShapeStandings(shape, tuple(with_ranks(sorted(by_shape[shape], key=rank_key))), await primary_for(state, shape))
         for shape in board_shapes(snapshot, by_shape)
     ]

@@ -211,6 +211,31 @@ def router_pick(cells: Sequence[Cell], pinned: str | None = None) -> str | None:
     return _best([c for c in cells if c.verdicts >= 1])
 
 
+def nearest_rank(values: Iterable[float], q: float) -> float | None:
+    """The q-quantile (0 < q ≤ 1) by nearest rank: a value that was observed; None without values."""
+    ordered = sorted(values)
+    if not ordered:
+        return None
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def rank_ranges(intervals: Sequence[tuple[float, float] | None]) -> list[tuple[int, int] | None]:
+    """Shared ranks from 95% intervals, as LMArena ranks: a model's best rank is one plus the models
+    whose interval lies wholly above its own; its worst is the count of models whose interval does not
+    lie wholly below it. Models whose intervals overlap share ranks. None (no verdicts): no rank."""
+    judged = [i for i in intervals if i is not None]
+    ranges: list[tuple[int, int] | None] = []
+    for own in intervals:
+        if own is None:
+            ranges.append(None)
+            continue
+        low, high = own
+        above = sum(1 for other_low, _ in judged if other_low > high)
+        below = sum(1 for _, other_high in judged if other_high < low)
+        ranges.append((1 + above, len(judged) - below))
+    return ranges
+
+
 def thompson_draw(useful: int, not_useful: int, rng: random.Random) -> float:
     """One draw from the Beta(useful+1, not_useful+1) posterior of a useful rate."""
     return rng.betavariate(useful + 1, not_useful + 1)

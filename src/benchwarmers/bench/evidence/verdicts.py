@@ -40,6 +40,13 @@ class Verdicts:
                     param="call",
                     code="seat_not_called",
                 )
+            if seat["status"] == calls.FAILED:
+                raise InvalidRequest(
+                    f"call {clean['call']!r} has status {seat['status']!r}: {seat['alias']} failed "
+                    f"({seat['error_kind'] or 'error'}), so there is no answer to judge; failed seats need no verdict",
+                    param="call",
+                    code="seat_failed",
+                )
             current = await calls.current_verdict(conn, clean["call"])
             same = current is not None and all(current[k] == clean[k] for k in FIELDS[1:])
             if same:

@@ -3,6 +3,7 @@ newest ids (what the dashboard polls), and the whole log as rows for exports."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,6 +15,9 @@ from benchwarmers.store import calls, counts
 from benchwarmers.store.evidence import iter_judged, newest_verdict
 from benchwarmers.store.records import ListedPanel
 
+PROMPT_CHARS = 600  # a prompt's opening, as the log shows it beside its panel
+RUNNING_FOR = 3600.0  # a reserved panel older than this is not running: its process stopped
+
 
 class CallLog:
     def __init__(self, state: BenchState) -> None:
@@ -24,12 +28,33 @@ class CallLog:
         *,
         limit: int,
         before: float | None = None,
+        after: float | None = None,
         owed: bool = False,
         caller: Caller | None = None,
+        **filters: str | None,
     ) -> list[ListedPanel]:
-        """Newest first; a key that judges only its own calls sees only its own panels."""
+        """Newest first; a key that judges only its own calls sees only its own panels. `filters`:
+        `collection`, `alias` (a seat's model), `status` (a seat's), `asked_by` (the caller), `text`."""
         async with self.state.read() as conn:
-            return await calls.list_panels(conn, limit=limit, before=before, owed=owed, caller=_own(caller))
+            return await calls.list_panels(
+                conn, limit=limit, before=before, after=after, owed=owed, **_filters(caller, filters)
+            )
+
+    async def count(self, *, owed: bool = False, caller: Caller | None = None, **filters: str | None) -> int:
+        """How many panels match the same filters as `panels`."""
+        async with self.state.read() as conn:
+            return await calls.count_panels(conn, owed=owed, **_filters(caller, filters))
+
+    async def running(self, caller: Caller | None = None) -> list[dict[str, Any]]:
+        """Panels whose seats are still running (reserved in the last RUNNING_FOR seconds), newest first,
+        each with its prompt's opening."""
+        async with self.state.read() as conn:
+            rows = await calls.running_panels(conn, time.time() - RUNNING_FOR, caller=_own(caller))
+        return [
+            {"id": r["id"], "created": r["created_at"], "collection": r["collection"], "shape": r["shape"],
+             "caller": r["caller"], "prompt": prompt_text(r["request"])}
+            for r in rows
+        ]  # fmt: skip
 
     async def panel(self, panel_id: str, caller: Caller | None = None) -> ListedPanel:
         async with self.state.read() as conn:
@@ -69,6 +94,35 @@ class CallLog:
 
 def _own(caller: Caller | None) -> str | None:
     return caller.name if caller is not None and caller.judges_own_only else None
+
+
+def _filters(caller: Caller | None, filters: dict[str, str | None]) -> dict[str, Any]:
+    """The log's filters as the store takes them: a key that judges only its own calls is held to them."""
+    unknown = set(filters) - {"collection", "alias", "status", "asked_by", "text"}
+    if unknown:
+        raise TypeError(f"unknown call-log filter(s): {', '.join(sorted(unknown))}")
+    own = _own(caller)
+    return {
+        "caller": own if own is not None else filters.get("asked_by"),
+        "collection": filters.get("collection"),
+        "alias": filters.get("alias"),
+        "status": filters.get("status"),
+        "text": filters.get("text"),
+    }
+
+
+def prompt_text(request: Any, limit: int = PROMPT_CHARS) -> str:
+    """The request's last user message as plain text (images as `[image]`), cut to `limit` characters."""
+    messages = (request or {}).get("messages") or []
+    users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"] or messages[-1:]
+    if not users:
+        return ""
+    content = users[-1].get("content") if isinstance(users[-1], dict) else None
+    if isinstance(content, list):
+        parts = [p.get("text", "") if p.get("type") == "text" else "[image]" for p in content if isinstance(p, dict)]
+        content = "\n".join(parts)
+    text = str(content or "")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def seat_line(row: dict[str, Any]) -> dict[str, Any]:

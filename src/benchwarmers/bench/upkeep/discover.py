@@ -1,10 +1,13 @@
 """Discover: models.dev models worth adding, free first, each marked against the bench.
 
-Marks: `reachable` (an endpoint of yours serves that provider), `on bench` (that very model, through
-that provider, is on the roster), `also on bench` (the same model is on the roster through another
-provider or under another variant id). `add` puts a reachable model on the roster with models.dev's
-facts; its endpoint's next refresh confirms it (a hand-added model is never marked gone for being
-unlisted).
+Marks: `reachable` (an endpoint of yours serves that provider and lists the model), `unlisted` (it serves
+the provider, but its listing does not carry the model: the endpoint would answer 404), `unverified` (it
+serves the provider by its kind or URL, but its listing was never read: refresh it to know), `on bench`
+(that very model, through that provider, is on the roster), `also on bench` (the same model is on the
+roster through another provider or under another variant id). Reachability is judged from the endpoint's
+actual listing wherever one was read, never from its kind alone (an OpenRouter-kind proxy may list a few
+models). `add` puts a reachable or unverified model on the roster with models.dev's facts and probes it;
+its endpoint's next refresh confirms it (a hand-added model is never marked gone for being unlisted).
 """
 
 from __future__ import annotations
@@ -38,13 +41,19 @@ ONBOARD_TIMEOUT = 20.0  # seconds per probe call when a model is added
 @dataclass(frozen=True)
 class Found:
     entry: DiscoverEntry
-    reachable: str | None  # the endpoint that serves its provider
+    reachable: str | None  # the endpoint that serves its provider (and lists it, when its listing was read)
     on_bench: str | None  # the roster alias of this very model
     also_on_bench: tuple[str, ...]  # the same model through another provider or id
+    unlisted: str | None = None  # the endpoint serving its provider whose listing lacks it
+    verified: bool = True  # False: `reachable` is judged from the endpoint's kind, its listing never read
 
     @property
     def marks(self) -> list[str]:
         marks = ["reachable"] if self.reachable else []
+        if self.reachable and not self.verified:
+            marks.append("unverified")
+        if self.unlisted:
+            marks.append("unlisted")
         if self.on_bench:
             marks.append("on bench")
         if self.also_on_bench:
@@ -63,31 +72,45 @@ def endpoint_provider(catalog: ModelsDev, endpoint: EndpointView) -> str | None:
     return found
 
 
-def _reach(catalog: ModelsDev, snapshot: Snapshot) -> dict[str, str]:
-    """models.dev provider → the first enabled endpoint (by name) that serves it."""
-    reach: dict[str, str] = {}
+def _reach(catalog: ModelsDev, snapshot: Snapshot) -> dict[str, list[str]]:
+    """models.dev provider → the enabled endpoints (by name) that serve it."""
+    reach: dict[str, list[str]] = {}
     for name in sorted(snapshot.endpoints):
         endpoint = snapshot.endpoints[name]
         provider = endpoint_provider(catalog, endpoint) if endpoint.enabled else None
         if provider is not None:
-            reach.setdefault(provider, name)
+            reach.setdefault(provider, []).append(name)
     return reach
 
 
-def mark(catalog: ModelsDev, snapshot: Snapshot, entries: list[DiscoverEntry]) -> list[Found]:
+def mark(
+    catalog: ModelsDev, snapshot: Snapshot, entries: list[DiscoverEntry], listed: frozenset[str] = frozenset()
+) -> list[Found]:
+    """`listed`: the endpoints whose listing was read (refreshed without an error): for them, a model
+    is reachable only if it is on their roster (listed, or added by hand)."""
     reach = _reach(catalog, snapshot)
     exact: dict[tuple[str, str], str] = {}
     same: dict[str, list[str]] = {}
+    serves: dict[str, set[str]] = {}
     for alias, model in sorted(snapshot.models.items()):
         provider = endpoint_provider(catalog, snapshot.endpoints[model.endpoint])
         if provider is not None:
             exact.setdefault((provider, model.model_id.lower()), alias)
+        if not model.gone:
+            serves.setdefault(model.endpoint, set()).add(model.model_id.lower())
         same.setdefault(normalise_id(model.model_id), []).append(alias)
     found = []
     for entry in entries:
         on_bench = exact.get((entry.provider_id, entry.model_id.lower()))
         also = tuple(a for a in same.get(normalise_id(entry.model_id), ()) if a != on_bench)
-        found.append(Found(entry, reach.get(entry.provider_id), on_bench, also))
+        # The first endpoint whose listing carries it; else one whose listing was never read; else none.
+        candidates = reach.get(entry.provider_id, [])
+        lists = [e for e in candidates if e not in listed or entry.model_id.lower() in serves.get(e, ())]
+        lists.sort(key=lambda e: e not in listed)
+        if lists:
+            found.append(Found(entry, lists[0], on_bench, also, verified=lists[0] in listed))
+        else:
+            found.append(Found(entry, None, on_bench, also, unlisted=candidates[0] if candidates else None))
     # Free first (the catalog's order), then what you can reach; otherwise the catalog's order.
     return sorted(found, key=lambda f: (not f.entry.free, f.reachable is None))
 
@@ -106,6 +129,8 @@ def found_public(found: Found) -> dict[str, Any]:
         "free": entry.free,
         "marks": found.marks,
         "reachable": found.reachable,
+        "verified": found.verified,
+        "unlisted": found.unlisted,
         "on_bench": found.on_bench,
         "also_on_bench": list(found.also_on_bench),
     }
@@ -127,8 +152,15 @@ async def discover(
     entries = catalog.models(free_only=free, vision_only=vision, min_context=min_context)
     if provider is not None:
         entries = [e for e in entries if e.provider_id == provider]
-    found = mark(catalog, await state.snapshot(), entries)
+    found = mark(catalog, await state.snapshot(), entries, await listed_endpoints(state))
     return [found_public(f) for f in (found[:limit] if limit else found)]
+
+
+async def listed_endpoints(state: BenchState) -> frozenset[str]:
+    """Endpoints whose listing was read: refreshed, and the last refresh did not fail."""
+    async with state.read() as conn:
+        rows = await roster.list_endpoints(conn)
+    return frozenset(r["name"] for r in rows if r["refreshed_at"] and not r["refresh_error"])
 
 
 def _no_provider(provider: str, catalog: ModelsDev) -> str:
@@ -166,9 +198,17 @@ async def add(state: BenchState, target: str, *, actor: str | None = None, probe
         )
     model_id = match.model_id
     snapshot = await state.snapshot()
-    found = mark(catalog, snapshot, [_entry(catalog, provider, model_id)])[0]
+    found = mark(catalog, snapshot, [_entry(catalog, provider, model_id)], await listed_endpoints(state))[0]
     if found.on_bench:
         raise Conflict(f"{provider}/{model_id} is on the bench already as {found.on_bench}", param="model")
+    if found.unlisted:
+        raise InvalidRequest(
+            f"{provider}/{model_id} is not reachable: {found.unlisted} serves {provider}, but its listing does not "
+            f"carry {model_id}, so it would answer 404. Refresh {found.unlisted} if it should "
+            f"(benchwarmers endpoint refresh {found.unlisted}), or add an endpoint that lists it",
+            param="model",
+            code="not_listed",
+        )
     if found.reachable is None:
         raise InvalidRequest(
             f"{provider}/{model_id} is not reachable: no endpoint of yours serves {provider}. "

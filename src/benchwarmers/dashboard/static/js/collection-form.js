@@ -13,6 +13,7 @@ export function startCollectionForm() {
   const byName = new Map(data.map((c) => [c.name, c]));
   const form = $("#collection-form");
   $("#new-collection").addEventListener("click", () => open(null));
+  for (const step of document.querySelectorAll("[data-new-collection]")) step.addEventListener("click", () => open(null));
   onClick("[data-edit]", async (button) => open(byName.get(button.dataset.edit)));
   onClick("[data-delete]", async (button) => {
     const name = button.dataset.delete;

@@ -7,7 +7,7 @@ import { api } from "./api.js";
 import { $, append, h, seconds, when } from "./dom.js";
 
 const POLL_MS = 1000;
-const state = { panels: new Map(), next: null, head: null, loaded: false, polling: false };
+const state = { panels: new Map(), next: null, head: null, loaded: false, polling: false, query: "", running: [] };
 let onSeat = () => {};
 
 export function startGateway(openSeat) {
@@ -18,7 +18,27 @@ export function startGateway(openSeat) {
   });
   $("#older").addEventListener("click", older);
   document.addEventListener("bench:verdict", (event) => refreshPanel(event.detail.panel));
+  const filters = $("#log-filters");
+  if (filters) {
+    const apply = () => {
+      const params = new URLSearchParams();
+      for (const [name, value] of new FormData(filters)) if (String(value).trim()) params.set(name, String(value).trim());
+      state.query = params.toString();
+      state.panels.clear();
+      state.loaded = false;
+      loadFirst().catch(showProblem);
+    };
+    filters.addEventListener("submit", (event) => {
+      event.preventDefault();
+      apply();
+    });
+    filters.addEventListener("change", apply);
+  }
   start();
+}
+
+function withQuery(path) {
+  return state.query ? `${path}&${state.query}` : path;
 }
 
 async function start() {
@@ -48,7 +68,9 @@ async function poll() {
 }
 
 async function loadFirst() {
-  const page = await api("GET", "/api/panels?limit=20");
+  const page = await api("GET", withQuery("/api/panels?limit=20"));
+  state.running = page.running || [];
+  setCount(page.count);
   const fresh = page.data.filter((p) => state.loaded && !state.panels.has(p.id)).map((p) => p.id);
   for (const panel of page.data) state.panels.set(panel.id, panel);
   if (!state.loaded) state.next = page.next;
@@ -59,7 +81,7 @@ async function loadFirst() {
 
 async function older() {
   if (state.next === null) return;
-  const page = await api("GET", `/api/panels?limit=20&before=${encodeURIComponent(state.next)}`);
+  const page = await api("GET", withQuery(`/api/panels?limit=20&before=${encodeURIComponent(state.next)}`));
   for (const panel of page.data) state.panels.set(panel.id, panel);
   state.next = page.next;
   setOwed(page.owed);
@@ -76,6 +98,11 @@ async function refreshPanel(id) {
   }
 }
 
+function setCount(count) {
+  const shown = $("#log-count");
+  if (shown) shown.textContent = `${count} panel${count === 1 ? "" : "s"}${state.query ? " match" : ""}`;
+}
+
 function setOwed(count) {
   const badge = $("#owed-count");
   badge.textContent = String(count);
@@ -88,17 +115,61 @@ function showProblem(error) {
   list.replaceChildren(h("li", { class: "empty" }, `Could not load panels: ${error.message}`));
 }
 
+// What a re-render must not take from the user: open prompts and the focused chip or link.
+function remember(list) {
+  const open = new Set([...list.querySelectorAll("li.panel details[open]")].map((d) => d.closest("li").dataset.panelId));
+  const active = document.activeElement;
+  const focus = active && list.contains(active)
+    ? active.dataset.call ? `[data-call="${CSS.escape(active.dataset.call)}"]` : active.getAttribute("href") ? `a[href="${CSS.escape(active.getAttribute("href"))}"]${active.classList.contains("button") ? ".button" : ":not(.button)"}` : null
+    : null;
+  return () => {
+    for (const id of open) {
+      const details = list.querySelector(`li.panel[data-panel-id="${CSS.escape(id)}"] details`);
+      if (details) details.open = true;
+    }
+    const again = focus && list.querySelector(focus);
+    if (again) again.focus({ preventScroll: true });
+  };
+}
+
 function render(fresh) {
   const list = $("#panels");
+  const restore = remember(list);
   const panels = [...state.panels.values()].sort((a, b) => b.created - a.created);
-  if (!panels.length) {
+  const running = state.running.filter((r) => !state.panels.has(r.id)).map(runningItem);
+  if (!panels.length && !running.length) {
     list.replaceChildren(
-      h("li", { class: "empty", id: "panels-empty" }, "No panels yet. Send one: model bench/<name> through any OpenAI client."),
+      h("li", { class: "empty", id: "panels-empty" }, state.query ? "No panel matches these filters." : "No panels yet. Send one: model bench/<name> through any OpenAI client, or the Playground."),
     );
   } else {
-    list.replaceChildren(...panels.map((p) => panelItem(p, fresh.has(p.id))));
+    list.replaceChildren(...running, ...panels.map((p) => panelItem(p, fresh.has(p.id))));
   }
   $("#older").hidden = state.next === null;
+  restore();
+}
+
+function runningItem(run) {
+  return h(
+    "li",
+    { class: "panel is-running", dataset: { panelId: run.id } },
+    h("div", { class: "panel-head" },
+      h("span", { class: "spinner", "aria-hidden": "true" }),
+      h("span", { class: "collection mono" }, `bench/${run.collection}`),
+      h("span", {}, "seats running…"),
+      h("span", { class: "asked-by" }, "Asked by ", h("strong", {}, run.caller))),
+    promptBlock(run.prompt),
+  );
+}
+
+// The prompt's first lines, all of it a click away: 40 panels of one collection are told apart by it.
+function promptBlock(prompt) {
+  if (!prompt) return null;
+  const lines = prompt.split("\n");
+  const short = lines.slice(0, 2).join("\n");
+  if (lines.length <= 2 && prompt.length <= 220) return h("p", { class: "panel-prompt" }, prompt);
+  return h("details", { class: "panel-prompt" },
+    h("summary", {}, short.length > 220 ? `${short.slice(0, 219)}…` : short),
+    h("pre", {}, prompt));
 }
 
 function panelItem(panel, isNew) {
@@ -106,11 +177,12 @@ function panelItem(panel, isNew) {
     "div",
     { class: "panel-head" },
     h("time", { datetime: new Date(panel.created * 1000).toISOString() }, when(panel.created)),
-    h("span", { class: "collection mono" }, `bench/${panel.collection}`, panel.reply === "merged" ? ":merged" : ""),
+    h("a", { class: "collection mono", href: `/panels/${encodeURIComponent(panel.id)}`, "aria-label": `Judge panel ${panel.id} of bench/${panel.collection}` }, `bench/${panel.collection}`, panel.reply === "merged" ? ":merged" : ""),
     h("span", {}, "shape ", h("strong", { class: "shape" }, panel.shape), ` · ${panel.shape_by}`),
     h("span", { class: "asked-by" }, "Asked by ", h("strong", {}, panel.caller)),
     h("span", {}, seconds(panel.seconds)),
     panel.owed ? h("span", { class: "panel-owed" }, `${panel.owed} owed`) : null,
+    h("a", { class: "button small-button", href: `/panels/${encodeURIComponent(panel.id)}` }, panel.owed ? "Judge" : "Open"),
   );
   const chips = h("div", { class: "chips" });
   for (const seat of panel.seats) chips.append(seatChip(panel, seat));
@@ -119,6 +191,7 @@ function panelItem(panel, isNew) {
     "li",
     { class: `panel${isNew ? " is-new" : ""}`, dataset: { panelId: panel.id } },
     head,
+    promptBlock(panel.prompt),
     chips,
     panel.note ? h("p", { class: "panel-note" }, panel.note) : null,
     h("span", { class: "sr-only" }, `panel ${panel.id}`),
@@ -146,9 +219,13 @@ function seatChip(panel, seat) {
     classes.push(verdict.useful ? "is-useful" : "is-not-useful");
     mark = verdict.useful ? "✓" : "✗";
     verdictText = verdict.useful ? "useful" : "not useful";
+  } else if (seat.status === "empty") {
+    classes.push("is-empty-answer");
+    mark = "∅";
+    verdictText = "empty answer, no verdict owed";
   } else if (judgeable) {
     classes.push("is-owed");
-    mark = seat.status === "empty" ? "∅" : "?";
+    mark = "?";
     verdictText = "verdict owed";
   } else if (seat.status === "retired") {
     mark = "–";
@@ -157,20 +234,28 @@ function seatChip(panel, seat) {
     mark = "!";
     verdictText = "failed";
   }
-  const label = `${seatLabel(seat.call)} ${seat.alias}: ${seat.status}, ${seconds(seat.seconds)}, ${verdictText}`;
+  const cause = seat.status === "error" ? ` (${seat.error || seat.error_kind || "no reason given"})` : "";
+  const label = `${seatLabel(seat.call)} ${seat.alias}: ${seat.status}${cause}, ${seconds(seat.seconds)}, ${verdictText}`;
   return h(
     "button",
     {
       type: "button",
       class: classes.join(" "),
-      title: seat.error ? `${label}\n${seat.error}` : label,
+      title: label,
       "aria-label": label,
       dataset: { call: seat.call, panel: panel.id, status: seat.status, verdict: verdict ? String(verdict.useful) : "none" },
     },
     h("span", { class: "mark", "aria-hidden": "true" }, mark),
     h("span", { class: "seat" }, seatLabel(seat.call)),
     h("span", { class: "alias" }, seat.alias),
+    // The failure's cause as text on the chip, not only in a tooltip (touch screens have no hover).
+    seat.status === "error" ? h("span", { class: "cause" }, failureCause(seat)) : null,
   );
+}
+
+function failureCause(seat) {
+  const status = /\((\d{3})\)/.exec(seat.error || "") || /\b(4\d\d|5\d\d)\b/.exec(seat.error || "");
+  return [seat.error_kind || "error", status ? status[1] : null].filter(Boolean).join(" ");
 }
 
 function skippedChip(skipped) {

@@ -11,6 +11,8 @@ const PAGES = {
   suite: () => import("./pages/suite.js"),
   discover: () => import("./pages/discover.js"),
   settings: () => import("./pages/settings.js"),
+  panel: () => import("./pages/panel.js"),
+  playground: () => import("./pages/playground.js"),
 };
 
 restoreTheme();

@@ -50,8 +50,8 @@ export async function openSeat(panelId, call) {
   answer.classList.toggle("is-empty", !text);
   answer.replaceChildren(text ? renderMarkdown(text) : document.createTextNode("(no answer)"));
   fillVerdict(seat.verdict);
-  // A paced or cooling seat was not called: there is no answer to judge.
-  $("#verdict-form").hidden = seat.status === "paced" || seat.status === "cooling";
+  // A failed seat, or one not called (paced, cooling, retired), has no answer to judge: no verdict form.
+  $("#verdict-form").hidden = !["ok", "empty"].includes(seat.status);
   dialog.showModal();
   answer.scrollTop = 0;
 }

@@ -1,5 +1,6 @@
 // Themes: the choice is kept in a cookie (so the server renders the right stylesheet, no flash)
-// and in localStorage (so it comes back if the cookie is cleared).
+// and in localStorage (so it comes back if the cookie is cleared). Until one is picked the page
+// follows the system's light or dark preference (two stylesheets, each for its media query).
 
 export const THEMES = ["dark", "hardwood", "rainforest"];
 const KEY = "bw-theme";
@@ -8,6 +9,8 @@ export function applyTheme(name) {
   if (!THEMES.includes(name)) return;
   const link = document.getElementById("theme-css");
   link.href = `${link.dataset.base}${name}.css`;
+  link.removeAttribute("media");
+  document.getElementById("theme-css-light")?.remove();
   document.documentElement.dataset.theme = name;
   document.cookie = `bw_theme=${name}; path=/; max-age=31536000; samesite=lax`;
   try {

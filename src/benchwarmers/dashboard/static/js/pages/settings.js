@@ -45,6 +45,41 @@ export function start() {
       button.textContent = "Refresh";
     }
   });
+  onClick("[data-test-endpoint]", async (button) => {
+    const name = button.dataset.testEndpoint;
+    const shown = button.closest("tr").querySelector("[data-test-result]");
+    shown.textContent = "Testing…";
+    const found = await api("POST", `/api/endpoints/${encodeURIComponent(name)}/test`);
+    shown.className = `small ${found.status === "ok" ? "status-ok" : "danger"}`;
+    shown.textContent = `${found.status}: ${found.listing}${found.fix ? ` (${found.fix})` : ""}`;
+  });
+  onClick("[data-edit-endpoint]", async (button) => {
+    const dialog = $("#endpoint-dialog");
+    const form = $("#endpoint-edit-form");
+    form.reset();
+    form.elements.namedItem("name").value = button.dataset.editEndpoint;
+    form.elements.namedItem("base_url").value = button.dataset.baseUrl;
+    form.elements.namedItem("base_url").disabled = button.dataset.kind === "llm";
+    form.elements.namedItem("api_key_env").value = button.dataset.keyEnv;
+    form.elements.namedItem("free_tier").checked = button.dataset.freeTier === "true";
+    $("#endpoint-dialog-title").textContent = `Edit endpoint ${button.dataset.editEndpoint}`;
+    dialog.dataset.keyEnv = button.dataset.keyEnv;
+    dialog.dataset.baseUrl = button.dataset.baseUrl;
+    dialog.showModal();
+  });
+  onSubmit("#endpoint-edit-form", async (form) => {
+    const dialog = $("#endpoint-dialog");
+    const name = text(form, "name");
+    const body = { free_tier: form.elements.namedItem("free_tier").checked };
+    const url = text(form, "base_url");
+    if (url && url !== dialog.dataset.baseUrl) body.base_url = url;
+    const key = text(form, "api_key");
+    const keyEnv = text(form, "api_key_env");
+    if (key) body.api_key = key;
+    else if (keyEnv && keyEnv !== dialog.dataset.keyEnv) body.api_key_env = keyEnv;
+    await api("PATCH", `/api/endpoints/${encodeURIComponent(name)}`, body);
+    reloadWith(key ? `Saved ${name}: its key was replaced` : `Saved ${name}`);
+  });
   onClick("[data-remove-endpoint]", async (button) => {
     const name = button.dataset.removeEndpoint;
     if (!window.confirm(`Remove endpoint ${name} and its models from the roster?`)) return;

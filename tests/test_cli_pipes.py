@@ -1,0 +1,128 @@
+"""The CLI in a pipe, as scripts use it: `benchwarmers` runs in a subprocess behind a real shell pipe, so its
+stdout is not a terminal and tables come out as tab-separated lines under a header; `ask` reads its prompt
+from stdin; `--json` parses on every listing command (in-process: the same code path, faster)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+from typer.testing import CliRunner
+
+from benchwarmers import __version__
+from benchwarmers.cli.app import app
+from tests.test_gateway_panels import ask, collection
+
+BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")
+
+
+def shell(command: str, server, stdin: str | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, "BENCHWARMERS_HOME": str(server.settings.home), "BENCHWARMERS_URL": server.url}
+    return subprocess.run(
+        command, shell=True, input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def test_piped_tables_are_tab_separated_lines_that_grep_and_cut_find(bench_with_roster, client, fake):
+    fake.script("phi-4", status=500)
+    described = "Code review: find defects in a diff, with a long description that a table would wrap"
+    members = ["llama-3.3-70b", "qwen3-32b", "phi-4"]
+    collection(bench_with_roster, "reviewers", members, max_explorers=0, description=described)
+    collection(bench_with_roster, "design", ["kimi-k2"], max_explorers=0)
+    reply = ask(client, "bench/reviewers", "Is mean([]) safe?\nSecond line").bench
+    calls = {s["alias"]: s["call"] for s in reply["seats"]}
+
+    found = shell(f"{BENCHWARMERS} collection list | grep bench/reviewers", bench_with_roster)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout == (
+        "bench/reviewers\tfake/llama-3.3-70b, fake/qwen3-32b, fake/phi-4\t0\tauto\tall\t"
+        "Code review: find defects in a diff, with a long description that a table would wrap\n"
+    )
+    header = shell(f"{BENCHWARMERS} collection list | head -1", bench_with_roster)
+    assert header.stdout == "model\tmembers\texplorers\tshape\treply\tdescription\n"
+
+    # `log --owed` lists the call ids still owed a verdict: the ok seats, not the failed one.
+    owed = shell(f"{BENCHWARMERS} log --owed | cut -f1,4,5,6", bench_with_roster)
+    assert owed.returncode == 0, owed.stderr
+    assert owed.stdout == (
+        "call\tmodel\tstatus\tverdict\n"
+        f"{calls['fake/llama-3.3-70b']}\tfake/llama-3.3-70b\tok\towed\n"
+        f"{calls['fake/qwen3-32b']}\tfake/qwen3-32b\tok\towed\n"
+    )
+    assert "judge one: benchwarmers verdict CALL" in owed.stderr  # the hint is for a person: not in the data
+    everything = shell(f"{BENCHWARMERS} log --collection bench/reviewers --limit 5", bench_with_roster).stdout
+    assert everything.splitlines()[3].split("\t")[3:] == ["fake/phi-4", "error", "", "Is mean([]) safe? Second line"]
+
+
+def test_ask_reads_the_prompt_from_stdin(bench_with_roster, fake):
+    collection(bench_with_roster, "solo", ["kimi-k2"], max_explorers=0)
+    fake.script("kimi-k2", reply="It divides by zero on an empty list.")
+    answered = shell(f"printf 'def mean(xs):\\n    return sum(xs) / len(xs)\\n' | {BENCHWARMERS} ask bench/solo",
+                     bench_with_roster)  # fmt: skip
+    assert answered.returncode == 0, answered.stderr
+    assert "It divides by zero on an empty list." in answered.stdout
+    call = answered.stdout.splitlines()[-1].split("\t")
+    assert call[1:] == ["fake/kimi-k2", "ok"]
+    [request] = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert request.json["messages"] == [{"role": "user", "content": "def mean(xs):\n    return sum(xs) / len(xs)\n"}]
+
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d4944415478da63f8ffff3f0005fe02fe0def46b80000000049454e44ae426082"
+)
+
+
+def test_ask_sends_an_image_file_as_a_data_url(bench_with_roster, fake, tmp_path, monkeypatch):
+    import base64
+
+    import httpx2
+
+    assert httpx2.patch(f"{bench_with_roster.url}/api/models/fake/kimi-k2", json={"vision": True}).status_code == 200
+    collection(bench_with_roster, "eyes", ["kimi-k2"], max_explorers=0)
+    image = tmp_path / "chair.png"
+    image.write_bytes(PNG)
+    monkeypatch.setenv("BENCHWARMERS_URL", bench_with_roster.url)
+    result = CliRunner().invoke(app, ["ask", "bench/eyes", "What is this?", "--image", str(image), "--json"])
+    assert result.exit_code == 0, result.output
+    assert orjson.loads(result.stdout)["bench"]["shape"] == "vision"
+    [request] = [r for r in fake.requests if r.path.endswith("/chat/completions")]
+    assert request.json["messages"] == [
+        {"role": "user", "content": [
+            {"type": "text", "text": "What is this?"},
+            {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{base64.b64encode(PNG).decode()}"}},
+        ]}
+    ]  # fmt: skip
+    refused = CliRunner().invoke(app, ["ask", "bench/eyes", "x", "--image", str(tmp_path / "notes.txt")])
+    assert (refused.exit_code, refused.output) == (1, f"error: --image {tmp_path / 'notes.txt'}: give a URL or a .png, "
+                                                      ".jpg, .gif or .webp file\n")  # fmt: skip
+
+
+LISTINGS = [
+    ["collection", "list"], ["endpoint", "list"], ["model", "list"], ["key", "list"], ["role", "list"],
+    ["shape", "list"], ["decision", "list"], ["alerts"], ["discover", "--limit", "3"], ["leaderboard"], ["report"],
+    ["cost"], ["log"], ["gateway", "show"], ["model", "show", "fake/kimi-k2"], ["suite", "list"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", LISTINGS, ids=" ".join)
+def test_json_parses_on_every_listing_command(bench_with_roster, client, monkeypatch, command):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    ask(client, "bench/pair")
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
+    result = CliRunner().invoke(app, [*command, "--json"])
+    assert result.exit_code == 0, result.output
+    assert isinstance(orjson.loads(result.stdout), list | dict)
+
+
+def test_version_and_completion():
+    runner = CliRunner()
+    assert runner.invoke(app, ["--version"]).stdout == f"{__version__}\n"
+    shown = runner.invoke(app, ["--show-completion", "bash"], prog_name="benchwarmers")
+    assert shown.exit_code == 0
+    assert "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
+    assert shown.stdout.rstrip().endswith("complete -o default -F _benchwarmers_completion benchwarmers")
