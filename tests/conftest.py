@@ -103,6 +103,8 @@ def store(request: pytest.FixtureRequest, _sealed: None, monkeypatch: pytest.Mon
         yield kind
     finally:
         cluster.drop(url)
+
+
 @pytest.fixture(autouse=True)
 def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """CliRunner's stdout is not a terminal, so `cli.common.table` would print its piped form (tab-separated

@@ -47,7 +47,7 @@ async def suite_page(
         opened = next((t for t in report["tasks"] if t["task"] == task), None)
         if opened is None:
             raise NotFound(f"run {report['run']} has no results for task {task!r}; pick one of its tasks")
-    return render(
+    return await render(
         request,
         "suite.html",
         "suite",
