@@ -15,7 +15,6 @@ import argparse
 import asyncio
 import contextlib
 import itertools
-import math
 import random
 import re
 import threading
@@ -27,6 +26,8 @@ from typing import Any
 import orjson
 
 from tests.fakes import agents
+from tests.fakes import behaviour as scripted
+from tests.fakes.behaviour import Behaviour, echoed, hostile_chunks, text_chars
 from tests.fakes.ratelimit import RateLimit
 from tests.fakes.wire import Response, default_error, encode, error_body, read_chunked, send
 
@@ -46,67 +47,10 @@ class RecordedRequest:
 
 
 @dataclass
-class Behaviour:
-    """How one model answers. Any non-200 outcome can also be dropped mid-body with `drop`."""
-
-    reply: str | None = None
-    latency: float | tuple[float, float] = 0.0
-    empty: bool = False
-    status: int = 200
-    headers: dict[str, str] = field(default_factory=dict)
-    body: str | bytes | dict[str, Any] | list[Any] | None = None
-    context_limit: int | None = None
-    quote_input: bool = False  # a 400 whose message quotes the caller's last message, as some providers do
-    gemini_error: bool = False
-    plain_error: str | None = None
-    drop: bool = False
-    hang: bool = False
-    usage: dict[str, Any] | None = None
-    slow_stream: float = 0.0
-    # A careless provider: the answer (or, with an error status, the error message) quotes the bearer
-    # key and the messages it was sent.
-    echo: bool = False
-    content_type: str | None = None  # overrides the guessed content type of `body`
-    truncated_chunks: bool = False  # a chunked 200 that hangs up in the middle of its first chunk
-    trickle: float = 0.0  # a chunked 200 that sends one byte every `trickle` seconds, for `trickle_for` seconds
-    trickle_for: float = 60.0
-    # Answers text, but refuses a request carrying an image with a 400, as text-only models do.
-    blind: bool = False
-    # Answers what this function makes of the request body (the suite's scripted reviewers).
-    respond: Callable[[dict[str, Any]], str] | None = None
-    # A tool-calling model: offered tools, it calls one (tool_choice's, else the first) with these
-    # arguments; `tool_name` makes it claim another tool's name (a call the request did not offer).
-    tool_call: dict[str, Any] | None = None
-    tool_name: str | None = None
-
-
-@dataclass
 class _Listing:
     payload: Any
     status: int
     keyed: bool
-
-
-def _text_chars(request: Any) -> int:
-    messages = request.get("messages") if isinstance(request, dict) else None
-    chars = 0
-    for message in messages if isinstance(messages, list) else ():
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, str):
-            chars += len(content)
-        elif isinstance(content, list):
-            chars += sum(len(p.get("text") or "") for p in content if isinstance(p, dict))
-    return chars
-
-
-def _tokens(chars: int) -> int:
-    return math.ceil(chars / 4)
-
-
-def echoed(token: str, request: Any) -> str:
-    """What an `echo` model says: the key it was sent and the messages, as JSON."""
-    messages = request.get("messages") if isinstance(request, dict) else None
-    return f"key={token} messages={orjson.dumps(messages).decode()}"
 
 
 class FakeUpstream:
@@ -354,7 +298,7 @@ class FakeUpstream:
         if not limits:
             return None, {}
         cap = data.get("max_completion_tokens", data.get("max_tokens"))
-        tokens = _tokens(_text_chars(data)) + (cap if isinstance(cap, int) else 0)
+        tokens = scripted.tokens(text_chars(data)) + (cap if isinstance(cap, int) else 0)
         now = recorded.at
         full = [limit for limit in limits if not limit.admits(now, tokens)]
         if full:
@@ -398,8 +342,8 @@ class FakeUpstream:
             extra = {**behaviour.headers, **announced}
             extra.setdefault("x-request-id", f"req_{next(self._ids)}")
             if behaviour.truncated_chunks or behaviour.trickle > 0:
-                return await _hostile_chunks(behaviour, extra, writer)
-            failure = _failure(behaviour, model, token, data)
+                return await hostile_chunks(behaviour, extra, writer)
+            failure = scripted.failure(behaviour, model, token, data)
             if failure is None and responses:
                 return await self._respond_responses(behaviour, model, token, data, extra)(writer)
             if failure is None and data.get("stream"):
@@ -421,7 +365,7 @@ class FakeUpstream:
     def _usage(self, behaviour: Behaviour, data: dict[str, Any], answer: str) -> dict[str, Any]:
         if behaviour.usage is not None:
             return behaviour.usage
-        prompt, completion = _tokens(_text_chars(data)), _tokens(len(answer))
+        prompt, completion = scripted.tokens(text_chars(data)), scripted.tokens(len(answer))
         return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
 
     def _respond_responses(
@@ -507,77 +451,6 @@ class FakeUpstream:
         writer.write(b"0\r\n\r\n")
         await writer.drain()
         return True
-
-
-def _has_image(data: dict[str, Any]) -> bool:
-    messages = data.get("messages")
-    return any(
-        isinstance(part, dict) and part.get("type") == "image_url"
-        for message in (messages if isinstance(messages, list) else ())
-        if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for part in message["content"]
-    )
-
-
-def _failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> Response | None:
-    """The scripted error response, or None when the model answers normally."""
-    if behaviour.blind and _has_image(data):
-        error = error_body(f"{model} does not support image input.", "invalid_request_error", None, "messages")
-        return Response(400, orjson.dumps(error))
-    if behaviour.body is not None:
-        raw, content_type = encode(behaviour.body)
-        return Response(behaviour.status, raw, behaviour.content_type or content_type)
-    if behaviour.plain_error is not None:
-        status = behaviour.status if behaviour.status != 200 else 502
-        return Response(status, behaviour.plain_error.encode(), "text/plain; charset=utf-8")
-    if behaviour.gemini_error:
-        status = behaviour.status if behaviour.status != 200 else 429
-        error = {
-            "code": status,
-            "message": "Resource has been exhausted (e.g. check quota).",
-            "status": "RESOURCE_EXHAUSTED",
-        }
-        return Response(status, orjson.dumps([{"error": error}]))
-    if behaviour.quote_input:
-        messages = data.get("messages") or [{}]
-        quoted = str(messages[-1].get("content", ""))[:500]
-        error = error_body(f"Invalid prompt, could not process: {quoted}", "invalid_request_error", None)
-        return Response(400, orjson.dumps(error))
-    if behaviour.context_limit is not None:
-        limit = behaviour.context_limit
-        used = max(limit + 1, _tokens(_text_chars(data)))
-        message = (
-            f"This model's maximum context length is {limit} tokens. However, your messages resulted in "
-            f"{used} tokens. Please reduce the length of the messages."
-        )
-        error = error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
-        return Response(400, orjson.dumps(error))
-    if behaviour.status != 200 and behaviour.echo:
-        error = error_body(echoed(token, data), "invalid_request_error", None)
-        return Response(behaviour.status, orjson.dumps(error))
-    if behaviour.status != 200:
-        return Response(behaviour.status, orjson.dumps(default_error(behaviour.status, model, token)))
-    return None
-
-
-async def _hostile_chunks(behaviour: Behaviour, headers: dict[str, str], writer: asyncio.StreamWriter) -> bool:
-    """A 200 whose chunked body never completes: cut mid-chunk, or trickled a byte at a time.
-
-    The trickle stops by itself after `trickle_for` seconds (or when the client hangs up)."""
-    head = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n"
-    head += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
-    writer.write(head.encode("latin-1") + b"\r\n")
-    if behaviour.truncated_chunks:
-        piece = b'{"id": "chatcmpl-cut", "choices": [{"message": {"content": "half an ans'
-        writer.write(b"%x\r\n%s" % (len(piece) + 40, piece))  # announces 40 bytes more than it sends
-        await writer.drain()
-        return False
-    deadline = time.monotonic() + behaviour.trickle_for
-    while time.monotonic() < deadline:
-        writer.write(b"1\r\n \r\n")
-        await writer.drain()
-        await asyncio.sleep(behaviour.trickle)
-    return False
 
 
 def main(argv: list[str] | None = None) -> None:
