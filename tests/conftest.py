@@ -73,7 +73,12 @@ BOTH_STORES = frozenset(
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "store" not in metafunc.fixturenames or metafunc.module.__name__.rpartition(".")[2] not in BOTH_STORES:
         return
-    stores = ["sqlite"] if metafunc.definition.get_closest_marker("sqlite_only") else ["sqlite", "postgres"]
+    if metafunc.definition.get_closest_marker("sqlite_only"):
+        stores = ["sqlite"]
+    elif metafunc.definition.get_closest_marker("postgres_only"):
+        stores = ["postgres"]
+    else:
+        stores = ["sqlite", "postgres"]
     metafunc.parametrize("store", stores, indirect=True)
 
 

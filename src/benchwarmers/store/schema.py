@@ -181,7 +181,7 @@ seats = Table(
     Column("frees_at", Float),  # paced or cooling (not called): when the model may be called again
     Column("tool_calls", JSON),  # the function calls it answered with ({id, type, function}), if any
     Index("ix_seats_panel", "panel_id"),
-    Index("ix_seats_created_at", "created_at"),  # what other processes seated since (migration 0009)
+    Index("ix_seats_created_at", "created_at"),  # what other processes seated since (migration 0008)
     # The dashboard's counts read these instead of the rows (migration 0002).
     Index("ix_seats_status_seat_call", "status", "seat", "call"),
     Index("ix_seats_alias_shape_seat_status_created", "alias", "shape", "seat", "status", "created_at"),
