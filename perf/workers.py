@@ -55,14 +55,24 @@ def children(pid: int) -> list[int]:
     return found
 
 
-async def measure(bench: WorkersBench, count: int, warmup: int) -> dict[str, float]:
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = values[3] + values[4]  # idle, iowait
+    return sum(values) - idle, sum(values)
+
+
+async def measure(bench: WorkersBench, count: int, warmup: int, fake_pid: int) -> dict[str, float]:
     body = chat_body("bench/five")
     await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=CONNECTIONS)
-    before = bench.cpu()
+    before, fake_before, machine_before = bench.cpu(), usage_of(fake_pid).cpu, machine_busy()
     load = await run_load(
         "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=CONNECTIONS, stagger=0.05
     )
     cpu = bench.cpu() - before
+    fake_cpu = usage_of(fake_pid).cpu - fake_before
+    machine_after = machine_busy()
+    busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
     ok = [s for s in load.samples if s.status == 200 and s.error is None]
     overhead = [s.wall - max(s.seats) for s in ok if s.seats]
     walls = [s.wall for s in ok]
@@ -76,6 +86,10 @@ async def measure(bench: WorkersBench, count: int, warmup: int) -> dict[str, flo
         "overhead p99 ms": 1000 * (percentile(overhead, 99) or 0),
         "bench CPU ms/panel": 1000 * cpu / max(1, len(ok)),
         "driver CPU s": load.driver_cpu,
+        # Where the two cores went: the bench, the fake provider, and everything together.
+        "bench cores": cpu / load.seconds,
+        "fake cores": fake_cpu / load.seconds,
+        "machine busy %": 100 * busy,
     }
 
 
@@ -84,23 +98,32 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=4000, help="measured panels per server (4000)")
     parser.add_argument("--latency", type=float, default=0.05, help="the fake provider's latency in seconds")
     parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated (1,2)")
+    parser.add_argument(
+        "--database-urls",
+        default="",
+        help="one empty PostgreSQL database URL per worker count, comma-separated (default: SQLite homes)",
+    )
     args = parser.parse_args()
+    databases = [url for url in args.database_urls.split(",") if url]
     logs = Path(tempfile.mkdtemp(prefix="bench-perf-workers-"))
     fake, fake_port = start_fake(args.latency, 8, logs)
     rows: dict[int, dict[str, float]] = {}
     try:
-        for workers in (int(w) for w in args.workers.split(",")):
+        for index, workers in enumerate(int(w) for w in args.workers.split(",")):
             bench = WorkersBench(logs)
+            if databases:
+                bench.env["BENCHWARMERS_DATABASE_URL"] = databases[index]
             bench.configure(fake_port, 8)
             bench.start_workers(workers)
             try:
-                rows[workers] = asyncio.run(measure(bench, args.count, warmup=4 * CONNECTIONS))
+                rows[workers] = asyncio.run(measure(bench, args.count, 4 * CONNECTIONS, fake.pid))
             finally:
                 bench.stop()
                 bench.remove()
     finally:
         fake.stop()
-    console.print(f"five-seat panels, {CONNECTIONS} connections, {args.latency * 1000:.0f} ms provider")
+    store = "PostgreSQL" if databases else "SQLite"
+    console.print(f"five-seat panels, {CONNECTIONS} connections, {args.latency * 1000:.0f} ms provider, {store}")
     console.print(f"{'':<22}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
     for key in next(iter(rows.values())):
         console.print(f"{key:<22}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
