@@ -35,9 +35,8 @@ from benchwarmers.bench.suite_report import report as build_report
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import calls
 from benchwarmers.store import suite as store
-from benchwarmers.suite.claims import definitions, parse_claims
 from benchwarmers.suite.estimate import describe_seconds, seconds_needed, tokens_for
-from benchwarmers.suite.grading import Graded, at_location, grade
+from benchwarmers.suite.grading import Graded, grade
 from benchwarmers.suite.tasks import Task, load_tasks
 
 CALLER = Caller(name="suite")
@@ -281,17 +280,13 @@ class SuiteRuns:
 
     async def _grade(self, task: Task, seat: dict[str, Any], judge: str | None) -> Graded:
         answer = seat["answer"]
+        by_patterns = grade(task, answer)
         if judge is None or task.key is None:
-            return grade(task, answer)
-        key = task.key
-        shown = [f.path for f in task.files]
-        defs = definitions(task.files)
-        located = [
-            c.text
-            for c in parse_claims(answer, task.files)
-            if at_location(c, path=key.path, function=key.function, lines=key.lines, shown=shown, defs=defs)
-        ]
-        decisions = {text: await self._judge(judge, text, key.mechanism, seat["call"]) for text in located}
+            return by_patterns
+        # The claims at the key's location are the ones the patterns judged (hit or located).
+        at_key = [*by_patterns.hits, *by_patterns.located]
+        mechanism = task.key.mechanism
+        decisions = {text: await self._judge(judge, text, mechanism, seat["call"]) for text in at_key}
         return grade(task, answer, judge=lambda text, _mechanism: decisions.get(text, False))
 
     async def _judge(self, alias: str, claim: str, mechanism: str, call: str) -> bool:
