@@ -56,7 +56,7 @@ def progress(result: Result) -> None:
     console.print(
         f"  {result.scenario:<30} c={result.concurrency:<4} {'stream' if result.stream else 'json  '} "
         f"{result.panels_per_s:>8.1f} panels/s  overhead p50 {over if over is not None else '-'} ms  "
-        f"errors {result.errors}",
+        f"errors {result.errors}" + (f" (+{result.seat_errors} seats)" if result.seat_errors else ""),
         highlight=False,
     )
 

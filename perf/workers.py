@@ -62,12 +62,20 @@ def machine_busy() -> tuple[float, float]:
     return sum(values) - idle, sum(values)
 
 
-async def measure(bench: WorkersBench, count: int, warmup: int, fake_pid: int) -> dict[str, float]:
-    body = chat_body("bench/five")
-    await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=CONNECTIONS)
+async def measure(
+    bench: WorkersBench,
+    count: int,
+    warmup: int,
+    fake_pid: int,
+    *,
+    model: str = "bench/five",
+    connections: int = CONNECTIONS,
+) -> dict[str, float]:
+    body = chat_body(model)
+    await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=connections)
     before, fake_before, machine_before = bench.cpu(), usage_of(fake_pid).cpu, machine_busy()
     load = await run_load(
-        "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=CONNECTIONS, stagger=0.05
+        "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=connections, stagger=0.05
     )
     cpu = bench.cpu() - before
     fake_cpu = usage_of(fake_pid).cpu - fake_before
@@ -79,6 +87,7 @@ async def measure(bench: WorkersBench, count: int, warmup: int, fake_pid: int) -
     return {
         "panels": len(ok),
         "failed": len(load.samples) - len(ok),
+        "failed seats": sum(s.seat_errors for s in ok),
         "panels/s": len(ok) / load.seconds,
         "p50 ms": 1000 * (percentile(walls, 50) or 0),
         "p99 ms": 1000 * (percentile(walls, 99) or 0),

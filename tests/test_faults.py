@@ -40,8 +40,6 @@ HOSTILE = {
     "redirect": {"status": 307, "headers": {"location": "/v1/chat/completions"}, "body": ""},
 }
 SEAT_TIMEOUT = 1.5
-# aiohttp's words for a header past its 8 KB line limit (the 400 is its parser's, not the provider's).
-TOO_LONG = f"message=\"Got more than 8190 bytes when reading: b'{'h' * 100}...'.\""
 
 
 @pytest.fixture
@@ -75,10 +73,7 @@ def test_hostile_providers_fail_their_seats_and_the_panel_answers_200(
         "truncated": ("error", "connection failed: the connection dropped before the whole reply arrived"),
         "html": ("error", "upstream error (200): response is not JSON: Sign in to the hotel Wi-Fi"),
         "endless": ("error", f"timeout after {SEAT_TIMEOUT:g}s"),
-        "huge-header": (
-            "error",
-            f"connection failed: 400, {TOO_LONG}, url='{fake_upstream.base_url}/chat/completions'",
-        ),
+        "huge-header": ("error", "connection failed: the reply's head is longer than 16 KB"),
         "redirect": ("error", "upstream error (307): Temporary Redirect"),
         "steady": ("ok", ""),
     }

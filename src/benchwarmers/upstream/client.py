@@ -3,9 +3,9 @@
 The bench never retries a seat ("not retried into the limit"): every failure comes back at once
 as an `UpstreamFailure` with a scrubbed message, and the bench decides what it means.
 
-Seats go through aiohttp rather than httpx2: measured side by side against the same local
-provider, aiohttp spends about 130 µs of CPU per call and httpx2 about 860 µs, and a five-seat
-panel makes five calls (docs/BENCHMARKS.md).
+Seats go through the lean HTTP/1.1 client in `http1.py`, listings and admin calls through aiohttp.
+Measured side by side against the same local provider (docs/BENCHMARKS.md), a seat call costs
+httpx2 about 860 µs of CPU, aiohttp about 130 µs and `http1` less again; a five-seat panel makes five.
 """
 
 from __future__ import annotations
@@ -18,8 +18,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import aiohttp
-import aiohttp.abc
-import aiohttp.payload
 import orjson
 
 from benchwarmers import __version__
@@ -31,12 +29,19 @@ from benchwarmers.upstream.failures import (
     error_message_from_body,
     timeout_failure,
 )
+from benchwarmers.upstream.http1 import (
+    ConnectTimeout,
+    Http1Origin,
+    HttpReply,
+    MalformedReply,
+    ReplyDropped,
+    ServerClosed,
+)
 from benchwarmers.upstream.responses_client import read_response, responses_request
 
 # A reply bigger than this is not an answer anyone will read; stop before memory suffers.
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
-# Bodies above this are sent from their shared pieces; below it a copy costs less than slicing.
-SPLICE_FROM = 256 * 1024
+USER_AGENT = f"benchwarmers/{__version__}"
 _DROPPED_FIELDS = frozenset({"model", "stream", "stream_options", "bench"})
 
 
@@ -94,26 +99,6 @@ class ChatBody:
         return b"".join(self.parts_for(model_id, overrides))
 
 
-class SplicedBody(aiohttp.payload.Payload):
-    """A request body sent from shared pieces in slices, so no seat holds its own copy of it."""
-
-    _SLICE = 256 * 1024
-
-    def __init__(self, parts: Sequence[bytes]) -> None:
-        super().__init__(parts, content_type="application/json")
-        self._parts = tuple(parts)
-        self._size = sum(len(part) for part in self._parts)
-
-    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
-        return b"".join(self._parts).decode(encoding, errors)
-
-    async def write(self, writer: aiohttp.abc.AbstractStreamWriter) -> None:
-        for part in self._parts:
-            view = memoryview(part)
-            for start in range(0, len(view), self._SLICE):
-                await writer.write(view[start : start + self._SLICE])
-
-
 @dataclass
 class ChatResult:
     answer: str
@@ -135,19 +120,46 @@ class _Reply:
 
 
 class _Connection:
-    """One endpoint's keep-alive session and the gate that bounds its concurrent calls."""
+    """One endpoint's keep-alive connections (seats on `http1`, the rest on an aiohttp session,
+    made when first needed) and the gate that bounds its concurrent calls."""
 
     def __init__(self, per_endpoint: int, connect_timeout: float) -> None:
-        self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=per_endpoint, ttl_dns_cache=300),
-            timeout=aiohttp.ClientTimeout(total=None, connect=connect_timeout),
-            headers={"user-agent": f"benchwarmers/{__version__}", "accept": "application/json"},
-            trust_env=False,
-            auto_decompress=True,
-        )
+        self.per_endpoint = per_endpoint
+        self.connect_timeout = connect_timeout
+        self._session: aiohttp.ClientSession | None = None
+        self.origin: Http1Origin | None = None
+        self.heads: dict[tuple[str, str | None], bytes] = {}  # (base URL + path, key): request head
         self.gate = asyncio.Semaphore(per_endpoint)
         self.active = 0
         self.retired = False
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            self._session = aiohttp.ClientSession(
+                connector=aiohttp.TCPConnector(limit=self.per_endpoint, ttl_dns_cache=300),
+                timeout=aiohttp.ClientTimeout(total=None, connect=self.connect_timeout),
+                headers={"user-agent": USER_AGENT, "accept": "application/json"},
+                trust_env=False,
+                auto_decompress=True,
+            )
+        return self._session
+
+    def head(self, endpoint: EndpointRef, path: str) -> tuple[Http1Origin, bytes]:
+        """The seat request's origin and head for this endpoint, built once."""
+        key = (endpoint.base_url + path, endpoint.api_key)
+        head = self.heads.get(key)
+        if self.origin is None or head is None:
+            self.origin = self.origin or Http1Origin(endpoint.base_url, USER_AGENT)
+            authorization = f"Bearer {endpoint.api_key}" if endpoint.api_key else None
+            head = self.heads[key] = self.origin.head(path, authorization)
+        return self.origin, head
+
+    async def close(self) -> None:
+        if self.origin is not None:
+            self.origin.close()
+        if self._session is not None:
+            await self._session.close()
 
 
 def _secrets(endpoint: EndpointRef) -> tuple[str, ...]:
@@ -266,14 +278,7 @@ class UpstreamPool:
     # callers pass a number rather than wrapping the call themselves.
     async def chat(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
         """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
-        url = endpoint.base_url.rstrip("/") + "/chat/completions"
-        if isinstance(body, bytes):
-            content: bytes | SplicedBody = body
-        elif sum(len(part) for part in body) > SPLICE_FROM:
-            content = SplicedBody(body)
-        else:
-            content = b"".join(body)  # small: one write of headers and body is cheaper
-        reply = await self._exchange(endpoint, "POST", url, content, timeout, send_key=True)
+        reply = await self._post_seat(endpoint, "/chat/completions", body, timeout)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
@@ -282,8 +287,7 @@ class UpstreamPool:
     async def respond(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
         """A seat on a Responses-API endpoint: the chat body sent as `POST {base}/responses`, the
         Response read back as a chat result (upstream/responses_client.py)."""
-        url = endpoint.base_url.rstrip("/") + "/responses"
-        reply = await self._exchange(endpoint, "POST", url, responses_request(body), timeout, send_key=True)
+        reply = await self._post_seat(endpoint, "/responses", responses_request(body), timeout)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
@@ -316,12 +320,55 @@ class UpstreamPool:
         except orjson.JSONDecodeError:
             raise _not_json(reply, secrets) from None
 
+    async def _post_seat(
+        self,
+        endpoint: EndpointRef,
+        path: str,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+    ) -> _Reply:
+        """One seat's POST on `http1`: `timeout` covers the wait for a slot, the connection and the reply."""
+        parts = (body,) if isinstance(body, bytes) else tuple(body)
+        secrets = _secrets(endpoint)
+        connection = self._connection(endpoint.name)
+        connection.active += 1
+        acquired = False
+        try:
+            async with asyncio.timeout(timeout):
+                async with connection.gate:
+                    acquired = True
+                    started = time.perf_counter()
+                    origin, head = connection.head(endpoint, path)
+                    reply: HttpReply = await origin.post(
+                        head, parts, limit=MAX_RESPONSE_BYTES, connect_timeout=min(self._connect_timeout, timeout)
+                    )
+        except ConnectTimeout:
+            raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
+        except TimeoutError:
+            raise timeout_failure(timeout, "" if acquired else "waiting for a free connection") from None
+        except (ServerClosed, ReplyDropped, MalformedReply) as exc:
+            raise UpstreamFailure(FailureKind.connection, str(exc), secrets=secrets) from None
+        except OSError as exc:
+            # Refused, reset, unreachable, a TLS failure: the provider is not reachable as it should be.
+            raise connection_failure(exc, secrets) from None
+        finally:
+            connection.active -= 1
+            if connection.retired and connection.active == 0:
+                self._close_later(connection)
+        if reply.cut:
+            raise UpstreamFailure(
+                FailureKind.upstream_error,
+                f"response larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MB",
+                status=reply.status,
+            )
+        return _Reply(reply.status, reply.headers, reply.body, time.perf_counter() - started)
+
     async def _exchange(
         self,
         endpoint: EndpointRef,
         method: str,
         url: str,
-        content: bytes | SplicedBody | None,
+        content: bytes | None,
         timeout: float,  # noqa: ASYNC109
         *,
         send_key: bool,
@@ -390,7 +437,7 @@ class UpstreamPool:
         except RuntimeError:
             # No loop: nothing is in flight, and an idle client holds no sockets worth awaiting.
             return
-        task = loop.create_task(connection.session.close())
+        task = loop.create_task(connection.close())
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
@@ -398,7 +445,7 @@ class UpstreamPool:
         connections = list(self._connections.values())
         self._connections.clear()
         for connection in connections:
-            await connection.session.close()
+            await connection.close()
         if self._closing:
             await asyncio.gather(*self._closing, return_exceptions=True)
 
