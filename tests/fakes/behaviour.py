@@ -48,6 +48,12 @@ class Behaviour:
     # arguments; `tool_name` makes it claim another tool's name (a call the request did not offer).
     tool_call: dict[str, Any] | None = None
     tool_name: str | None = None
+    # The reply written by hand, as these pieces in turn (each its own write, flushed before the next):
+    # framings, codings and heads the normal replies never use. `()` reads the request and hangs up
+    # without a byte. After the pieces, `after` says what the connection does: "close" it, "keep" it
+    # for the next request, or "hang" with it open.
+    raw: tuple[bytes, ...] | None = None
+    after: str = "close"
 
 
 def text_chars(request: Any) -> int:
@@ -141,3 +147,13 @@ async def hostile_chunks(behaviour: Behaviour, headers: dict[str, str], writer: 
         await writer.drain()
         await asyncio.sleep(behaviour.trickle)
     return False
+
+
+async def by_hand(behaviour: Behaviour, writer: asyncio.StreamWriter) -> bool:
+    """Write `behaviour.raw` piece by piece, then keep, close or hold the connection as `after` says."""
+    for piece in behaviour.raw or ():
+        writer.write(piece)
+        await writer.drain()
+    if behaviour.after == "hang":
+        await asyncio.Event().wait()
+    return behaviour.after == "keep"

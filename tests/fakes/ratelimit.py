@@ -5,6 +5,12 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tests.fakes.behaviour import text_chars, tokens
+from tests.fakes.wire import Response, default_error
 
 
 @dataclass
@@ -45,3 +51,26 @@ class RateLimit:
             found |= {"x-ratelimit-limit-tokens": str(self.tokens)}
             found |= {"x-ratelimit-remaining-tokens": str(max(0, self.tokens - used))}
         return found
+
+
+def admit(
+    limits: list[RateLimit], model: str, data: dict[str, Any], now: float
+) -> tuple[Response | None, dict[str, str]]:
+    """Count a call arriving at `now` under the limits that apply to it: a 429 when one is used up,
+    else the headers they announce."""
+    if not limits:
+        return None, {}
+    cap = data.get("max_completion_tokens", data.get("max_tokens"))
+    cost = tokens(text_chars(data)) + (cap if isinstance(cap, int) else 0)
+    full = [limit for limit in limits if not limit.admits(now, cost)]
+    if full:
+        for limit in full:
+            limit.refused += 1
+        headers = {"retry-after": str(max(limit.retry_after(now) for limit in full))}
+        return Response(429, orjson.dumps(default_error(429, model, ""))), headers
+    announced: dict[str, str] = {}
+    for limit in limits:
+        limit.accepted.append((now, cost))
+        if limit.announce:
+            announced |= limit.headers(now)
+    return None, announced

@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import random
 import re
+import ssl
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -28,7 +29,7 @@ import orjson
 from tests.fakes import agents
 from tests.fakes import behaviour as scripted
 from tests.fakes.behaviour import Behaviour, echoed, hostile_chunks, text_chars
-from tests.fakes.ratelimit import RateLimit
+from tests.fakes.ratelimit import RateLimit, admit
 from tests.fakes.wire import Response, default_error, encode, error_body, read_chunked, send
 
 _WORDS = re.compile(r"\S+\s*")
@@ -64,8 +65,10 @@ class FakeUpstream:
         default_latency: float | None = None,
         require_key: str | None = None,
         record: bool = True,
+        tls: ssl.SSLContext | None = None,  # served over https with this context's certificate
     ) -> None:
         self.host = host
+        self.tls = tls
         self.port = port
         # None: unscripted models answer 404 like OpenAI; a number: every model answers.
         self.default_latency = default_latency
@@ -83,6 +86,7 @@ class FakeUpstream:
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._idle: set[asyncio.StreamWriter] = set()  # kept-alive connections waiting for a request
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
 
@@ -144,7 +148,7 @@ class FakeUpstream:
 
     @property
     def root_url(self) -> str:
-        return f"http://{self.host}:{self.port}"
+        return f"{'https' if self.tls else 'http'}://{self.host}:{self.port}"
 
     @property
     def base_url(self) -> str:
@@ -182,8 +186,19 @@ class FakeUpstream:
         assert self._loop is not None
         asyncio.run_coroutine_threadsafe(factory(), self._loop).result(timeout=10)
 
+    def close_idle(self) -> None:
+        """Close every kept-alive connection waiting for its next request, as a server's idle timeout does."""
+
+        async def close() -> None:
+            writers = list(self._idle)
+            for writer in writers:
+                writer.close()
+            await asyncio.gather(*(writer.wait_closed() for writer in writers), return_exceptions=True)
+
+        self._call(close)
+
     async def _open(self) -> None:
-        self._server = await asyncio.start_server(self._connection, self.host, self.port, backlog=2048)
+        self._server = await asyncio.start_server(self._connection, self.host, self.port, backlog=2048, ssl=self.tls)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _close(self) -> None:
@@ -217,7 +232,9 @@ class FakeUpstream:
         self.connections_opened += 1
         try:
             while True:
+                self._idle.add(writer)
                 head = await reader.readuntil(b"\r\n\r\n")
+                self._idle.discard(writer)
                 lines = head[:-4].decode("latin-1").split("\r\n")
                 method, target, version = lines[0].split(" ", 2)
                 headers: dict[str, str] = {}
@@ -239,6 +256,7 @@ class FakeUpstream:
             pass
         finally:
             self._tasks.discard(task)
+            self._idle.discard(writer)
             writer.close()
 
     async def _respond(
@@ -290,29 +308,6 @@ class FakeUpstream:
             self._scripts.setdefault(model, behaviour)
         return behaviour
 
-    def _admit(
-        self, model: str, data: dict[str, Any], recorded: RecordedRequest
-    ) -> tuple[Response | None, dict[str, str]]:
-        """Count the call under its rate limits: a 429 when one is used up, else the headers they announce."""
-        limits = [limit for key, limit in self._limits.items() if key is None or key == model]
-        if not limits:
-            return None, {}
-        cap = data.get("max_completion_tokens", data.get("max_tokens"))
-        tokens = scripted.tokens(text_chars(data)) + (cap if isinstance(cap, int) else 0)
-        now = recorded.at
-        full = [limit for limit in limits if not limit.admits(now, tokens)]
-        if full:
-            for limit in full:
-                limit.refused += 1
-            headers = {"retry-after": str(max(limit.retry_after(now) for limit in full))}
-            return Response(429, orjson.dumps(default_error(429, model, ""))), headers
-        announced: dict[str, str] = {}
-        for limit in limits:
-            limit.accepted.append((now, tokens))
-            if limit.announce:
-                announced |= limit.headers(now)
-        return None, announced
-
     async def _chat(
         self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest, responses: bool = False
     ) -> bool:
@@ -326,7 +321,8 @@ class FakeUpstream:
         behaviour = self._behaviour(model)
         if behaviour is None:
             return await send(writer, Response(404, orjson.dumps(default_error(404, model, token))))
-        refused, announced = self._admit(model, data, recorded)
+        limits = [limit for key, limit in self._limits.items() if key is None or key == model]
+        refused, announced = admit(limits, model, data, recorded.at)
         if refused is not None:
             recorded.limited = True
             return await send(writer, refused, announced)
@@ -341,6 +337,8 @@ class FakeUpstream:
                 await asyncio.Event().wait()
             extra = {**behaviour.headers, **announced}
             extra.setdefault("x-request-id", f"req_{next(self._ids)}")
+            if behaviour.raw is not None:
+                return await scripted.by_hand(behaviour, writer)
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await hostile_chunks(behaviour, extra, writer)
             failure = scripted.failure(behaviour, model, token, data)
@@ -380,30 +378,20 @@ class FakeUpstream:
 
     def _completion(self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> dict[str, Any]:
         calls = agents.tool_calls_for(behaviour.tool_call, behaviour.tool_name, data)
-        if calls:
-            message = {"role": "assistant", "content": None, "tool_calls": calls}
-            return {
-                "id": f"chatcmpl-{next(self._ids)}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
-                "usage": self._usage(behaviour, data, ""),
-            }
-        answer = self._answer(behaviour, model, token, data)
+        answer = "" if calls else self._answer(behaviour, model, token, data)
+        message = {"role": "assistant", "content": None, "tool_calls": calls} if calls else None
+        choice = {
+            "index": 0,
+            "message": message or {"role": "assistant", "content": answer},
+            "logprobs": None,
+            "finish_reason": "tool_calls" if calls else "stop",
+        }
         return {
             "id": f"chatcmpl-{next(self._ids)}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": answer},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }
-            ],
+            "choices": [choice],
             "usage": self._usage(behaviour, data, answer),
         }
 
