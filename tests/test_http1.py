@@ -78,8 +78,13 @@ def chunked(body: bytes, sizes: Sequence[int]) -> bytes:
     return out + b"0\r\nx-trailer: done\r\n\r\n"
 
 
+def pieces(data: bytes, size: int) -> tuple[bytes, ...]:
+    """`data` cut every `size` bytes, each piece its own write."""
+    return tuple(data[i : i + size] for i in range(0, len(data), size))
+
+
 def bytewise(data: bytes) -> tuple[bytes, ...]:
-    return tuple(data[i : i + 1] for i in range(len(data)))
+    return pieces(data, 1)
 
 
 def endpoint(fake: FakeUpstream) -> EndpointRef:
@@ -153,6 +158,37 @@ def test_connection_close_reply_is_not_reused(run: Run, fake_upstream: FakeUpstr
     fake_upstream.script("once", raw=(sized(completion("bye"), "connection: close"),), after=after)
     assert run(answers(fake_upstream, "once", "once")) == ["bye", "bye"]
     assert fake_upstream.connections_opened == 2
+
+
+INTERIM = {
+    "100": b"HTTP/1.1 100 Continue\r\n\r\n",
+    "103": b"HTTP/1.1 103 Early Hints\r\nlink: </style.css>; rel=preload\r\n\r\n",
+}
+
+
+@pytest.mark.parametrize("writes", ["one write", "two writes"])
+@pytest.mark.parametrize("interim", sorted(INTERIM))
+def test_interim_replies_are_skipped(run: Run, fake_upstream: FakeUpstream, interim: str, writes: str) -> None:
+    # A client must read 1xx replies it did not ask for (RFC 9110 15.2): the answer is the final reply,
+    # and the next call on the connection gets its own answer, not the one before it.
+    for name in ("first", "second"):
+        pieces = (INTERIM[interim], sized(completion(f"{name} answer")))
+        fake_upstream.script(name, raw=pieces if writes == "two writes" else (b"".join(pieces),), after="keep")
+    first, second = run(posts(fake_upstream, "first", "second"))
+    assert (first.status, first.headers, first.body) == (
+        200,
+        {"content-type": "application/json", "content-length": str(len(completion("first answer")))},
+        completion("first answer"),
+    )
+    assert (second.status, second.body) == (200, completion("second answer"))
+    assert fake_upstream.connections_opened == 1
+
+
+def test_endless_interim_replies_are_refused(run: Run, fake_upstream: FakeUpstream) -> None:
+    endless = INTERIM["100"] * 1000  # 25 KB of 100 Continue and never a final reply
+    fake_upstream.script("stalling", raw=pieces(endless, 4096), after="hang")
+    failed = run(failure(fake_upstream, "stalling"))
+    assert (failed.kind, str(failed)) == (FailureKind.connection, HEAD_TOO_LONG)
 
 
 # -- content codings -----------------------------------------------------------------------------
@@ -298,8 +334,7 @@ def test_head_over_16kb_in_one_write_with_its_body(run: Run, fake_upstream: Fake
 def test_head_over_16kb_in_pieces(run: Run, fake_upstream: FakeUpstream, shape: str) -> None:
     body = completion("too late")
     reply = head(f"content-length: {len(body)}", *LONG_HEADS[shape]) + body
-    pieces = tuple(reply[start : start + 4096] for start in range(0, len(reply), 4096))
-    fake_upstream.script("bloated", raw=pieces, after="keep")
+    fake_upstream.script("bloated", raw=pieces(reply, 4096), after="keep")
     failed = run(failure(fake_upstream, "bloated"))
     assert (failed.kind, str(failed)) == (FailureKind.connection, HEAD_TOO_LONG)
 

@@ -181,6 +181,12 @@ class _Exchange(asyncio.Protocol):
     def on_message_complete(self) -> None:
         if self.oversize:
             return
+        if self.status < 200:
+            # An interim reply (100 Continue, 103 Early Hints): the final one follows. Its head still
+            # counts toward the head limit, so an endless run of them is refused too.
+            self.headers = {}
+            self.headers_done = False
+            return
         self.complete = True
         self._finish(None)
 
