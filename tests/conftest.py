@@ -152,4 +152,4 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         llm.plugins.pm.unregister(name="benchwarmers-test")
 
 
-pytest_plugins = ["tests.gateway_fixtures", "tests.suite_fixtures"]
+pytest_plugins = ["tests.gateway_fixtures", "tests.suite_fixtures", "tests.http1_fixtures"]

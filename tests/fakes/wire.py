@@ -1,9 +1,11 @@
 """The fake provider's wire: HTTP/1.1 responses written by hand (so a test can cut one short, or
-announce more than it sends), chunked bodies read, and the error bodies providers send."""
+announce more than it sends), chunked bodies read, the error bodies providers send, and the builders
+of whole replies for the `raw=` behaviour (framings, codings and heads the normal replies never use)."""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
@@ -97,3 +99,42 @@ async def read_chunked(reader: asyncio.StreamReader) -> bytes:
             return b"".join(parts)
         parts.append(await reader.readexactly(size))
         await reader.readexactly(2)
+
+
+# -- replies written by hand, for `raw=` behaviours ---------------------------------------------
+
+
+def completion(answer: str) -> bytes:
+    """A minimal chat completion answering `answer`."""
+    message = {"role": "assistant", "content": answer}
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}
+    return orjson.dumps({"id": "chatcmpl-1", "object": "chat.completion", "model": "m", "choices": [choice]})
+
+
+def reply_head(*lines: str, status: str = "HTTP/1.1 200 OK") -> bytes:
+    return ("\r\n".join((status, "content-type: application/json", *lines)) + "\r\n\r\n").encode("latin-1")
+
+
+def sized(body: bytes, *lines: str) -> bytes:
+    """A whole reply framed by Content-Length."""
+    return reply_head(f"content-length: {len(body)}", *lines) + body
+
+
+def chunked(body: bytes, sizes: Sequence[int]) -> bytes:
+    """`body` as chunks of these sizes (the rest in one more), the last chunk, and a trailer."""
+    out, start = b"", 0
+    for size in [*sizes, len(body)]:
+        piece = body[start : start + size]
+        start += len(piece)
+        if piece:
+            out += b"%x;ext=1\r\n%s\r\n" % (len(piece), piece)
+    return out + b"0\r\nx-trailer: done\r\n\r\n"
+
+
+def pieces(data: bytes, size: int) -> tuple[bytes, ...]:
+    """`data` cut every `size` bytes, each piece its own write."""
+    return tuple(data[i : i + size] for i in range(0, len(data), size))
+
+
+def bytewise(data: bytes) -> tuple[bytes, ...]:
+    return pieces(data, 1)
