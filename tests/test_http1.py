@@ -260,3 +260,10 @@ def test_head_just_under_16kb_is_read(run: Run, fake_upstream: FakeUpstream) -> 
     reply = reply_head(f"content-length: {len(body)}", f"x-padding: {'a' * 15000}") + body
     fake_upstream.script("roomy", raw=(reply,))
     assert run(answers(fake_upstream, "roomy")) == ["just fits"]
+
+
+def test_reply_without_length_cut_by_a_reset_is_dropped(run: Run, fake_upstream: FakeUpstream) -> None:
+    # Only a close ends such a reply; a reset means the server died mid-reply.
+    fake_upstream.script("crash", raw=(reply_head() + completion("cut short")[:30],), after="reset")
+    failed = run(failure(fake_upstream, "crash"))
+    assert str(failed) == "connection failed: the connection dropped before the whole reply arrived"

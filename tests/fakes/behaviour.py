@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import math
+import socket
+import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -51,7 +53,7 @@ class Behaviour:
     # The reply written by hand, as these pieces in turn (each its own write, flushed before the next):
     # framings, codings and heads the normal replies never use. `()` reads the request and hangs up
     # without a byte. After the pieces, `after` says what the connection does: "close" it, "keep" it
-    # for the next request, or "hang" with it open.
+    # for the next request, "hang" with it open, or "reset" it (a TCP reset, as a crashing server's).
     raw: tuple[bytes, ...] | None = None
     after: str = "close"
 
@@ -156,4 +158,8 @@ async def by_hand(behaviour: Behaviour, writer: asyncio.StreamWriter) -> bool:
         await writer.drain()
     if behaviour.after == "hang":
         await asyncio.Event().wait()
+    if behaviour.after == "reset":
+        # A crash, not a close: SO_LINGER 0 makes the close a TCP reset.
+        writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        writer.transport.abort()
     return behaviour.after == "keep"

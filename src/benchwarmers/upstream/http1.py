@@ -125,7 +125,7 @@ class _Exchange(asyncio.Protocol):
             self._writable.set_result(None)
         if self._reply is None or self._reply.done():
             return
-        if self.headers_done and self._until_close():
+        if self.headers_done and self._until_close() and exc is None:  # a reset is no end of a reply
             self.complete = True
             self._finish(None)
         elif self.started:
