@@ -131,6 +131,16 @@ def test_unknown_content_coding_is_a_connection_failure(run: Run, fake_upstream:
     assert str(failed) == "connection failed: the reply came in a content coding the bench does not read: br"
 
 
+def test_compressed_body_that_ends_early_is_a_connection_failure(run: Run, fake_upstream: FakeUpstream) -> None:
+    packed = gzip.compress(completion("squeezed " * 100))
+    fake_upstream.script("short", raw=(sized(packed[: len(packed) // 2], "content-encoding: gzip"),))
+    failed = run(failure(fake_upstream, "short"))
+    assert (failed.kind, str(failed)) == (
+        FailureKind.connection,
+        "connection failed: the reply's gzip body ends before its compressed stream does",
+    )
+
+
 def test_gzip_bomb_is_cut_at_the_limit_without_inflating_it_whole(run: Run, fake_upstream: FakeUpstream) -> None:
     bomb = gzip.compress(bytes(32 << 20))  # 32 MB of zeros in about 32 KB
     assert len(bomb) < 64 * 1024

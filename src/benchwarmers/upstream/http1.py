@@ -92,6 +92,7 @@ class _Exchange(asyncio.Protocol):
         self.complete = False
         self.cut = False
         self.keep_alive = False
+        self.sent_all = False
 
     # -- asyncio.Protocol --------------------------------------------------------------------
 
@@ -214,24 +215,30 @@ class _Exchange(asyncio.Protocol):
         assert self.transport is not None
         self._reset(limit)
         self._reply = asyncio.get_running_loop().create_future()
+        self.sent_all = False
         size = sum(len(part) for part in parts)
         if size <= SLICE:
             self.transport.write(head + b"".join(parts))
+            self.sent_all = True
         else:
             self.transport.write(head)
-            for part in parts:
-                view = memoryview(part)
-                for start in range(0, len(view), SLICE):
-                    await self._drained()
-                    self.transport.write(view[start : start + SLICE])
+            self.sent_all = await self._write_slices(parts)
         await self._reply
 
-    async def _drained(self) -> None:
-        if self.closed:
-            raise ServerClosed("the server closed the connection")
-        if self._paused:
-            self._writable = asyncio.get_running_loop().create_future()
-            await self._writable
+    async def _write_slices(self, parts: Sequence[bytes]) -> bool:
+        """Write a large body in slices as the socket drains; False when the reply (a 413, say) or
+        the connection's end came first: the rest is not sent, and the reply decides."""
+        assert self.transport is not None and self._reply is not None
+        for part in parts:
+            view = memoryview(part)
+            for start in range(0, len(view), SLICE):
+                if self._paused and not self.closed and not self._reply.done():
+                    self._writable = asyncio.get_running_loop().create_future()
+                    await self._writable
+                if self.closed or self._reply.done():
+                    return False
+                self.transport.write(view[start : start + SLICE])
+        return True
 
     def body(self) -> bytes:
         data = b"".join(self.chunks)
@@ -239,7 +246,7 @@ class _Exchange(asyncio.Protocol):
         return data
 
     def reusable(self) -> bool:
-        return self.complete and self.keep_alive and not self.cut and not self.closed
+        return self.complete and self.sent_all and self.keep_alive and not self.cut and not self.closed
 
 
 class Http1Origin:
@@ -345,5 +352,9 @@ def _decoded(content_encoding: str, body: bytes, limit: int) -> tuple[bytes, boo
             data = inflater.decompress(body, limit + 1)
         except zlib.error:
             continue
-        return (data[:limit], True) if len(data) > limit else (data, False)
+        if len(data) > limit:
+            return data[:limit], True
+        if not inflater.eof:
+            raise MalformedReply(f"the reply's {coding} body ends before its compressed stream does")
+        return data, False
     raise MalformedReply(f"the reply's {coding} body could not be decoded")
