@@ -186,17 +186,17 @@ async def run_seats(
         for seat, pace in seats
     ]
     waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
+    if waiter is not None:
+
+        def client_left(event: asyncio.Future[Any]) -> None:
+            if not event.cancelled():
+                for task in tasks:
+                    task.cancel()  # a seat already done is left as it is
+
+        waiter.add_done_callback(client_left)
     try:
-        pending = set(tasks)
-        while pending:
-            watch = pending | ({waiter} if waiter is not None else set())
-            await asyncio.wait(watch, return_when=asyncio.FIRST_COMPLETED)
-            pending = {t for t in tasks if not t.done()}
-            if waiter is not None and waiter.done():
-                for task in pending:
-                    task.cancel()
-                await asyncio.gather(*pending, return_exceptions=True)
-                break
+        # One wait for all the seats (a wait per finished seat re-registers on every one still running).
+        await asyncio.gather(*tasks, return_exceptions=True)
     finally:
         if waiter is not None:
             waiter.cancel()
