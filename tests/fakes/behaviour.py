@@ -56,6 +56,10 @@ class Behaviour:
     # for the next request, "hang" with it open, or "reset" it (a TCP reset, as a crashing server's).
     raw: tuple[bytes, ...] | None = None
     after: str = "close"
+    # A model that will not stop: a 200 whose answer is this many bytes of HUGE_LINE (`huge_text`),
+    # written in pieces with a content-length, or chunked with `huge_chunked`.
+    huge: int = 0
+    huge_chunked: bool = False
 
 
 def text_chars(request: Any) -> int:
@@ -163,3 +167,50 @@ async def by_hand(behaviour: Behaviour, writer: asyncio.StreamWriter) -> bool:
         writer.get_extra_info("socket").setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         writer.transport.abort()
     return behaviour.after == "keep"
+
+
+HUGE_LINE = "All work and no play makes a very long answer.\n"
+_HUGE_BLOCK = 1024  # lines a write: about 48 KB
+
+
+def huge_text(size: int) -> str:
+    """The first `size` bytes of a `huge` model's answer (ASCII: a byte is a character)."""
+    return (HUGE_LINE * (size // len(HUGE_LINE) + 1))[:size]
+
+
+async def huge_answer(
+    behaviour: Behaviour, model: str, headers: dict[str, str], writer: asyncio.StreamWriter, responses: bool
+) -> bool:
+    """A 200 carrying a `behaviour.huge`-byte answer (a chat completion, or a Response), written a
+    block at a time from one shared block: the fake never holds the answer, let alone twice. A
+    client that stops reading and hangs up ends it (the write fails and the connection closes)."""
+    size = behaviour.huge
+    lines, rest = divmod(size, len(HUGE_LINE))
+    line = orjson.dumps(HUGE_LINE)[1:-1]  # as JSON writes it inside a string: the newline escaped
+    usage = {"prompt_tokens": 10, "completion_tokens": size // 4, "total_tokens": 10 + size // 4}
+    if responses:
+        head = b'{"id":"resp_huge","object":"response","status":"completed","model":' + orjson.dumps(model)
+        head += b',"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"'
+        usage = {"input_tokens": 10, "output_tokens": size // 4}
+        end = b'"}]}],"usage":' + orjson.dumps(usage) + b"}"
+    else:
+        head = b'{"id":"chatcmpl-huge","object":"chat.completion","created":0,"model":' + orjson.dumps(model)
+        head += b',"choices":[{"index":0,"message":{"role":"assistant","content":"'
+        end = b'"},"logprobs":null,"finish_reason":"stop"}],"usage":' + orjson.dumps(usage) + b"}"
+    blocks, left = divmod(lines, _HUGE_BLOCK)
+    block = line * _HUGE_BLOCK
+    last = line * left + orjson.dumps(HUGE_LINE[:rest])[1:-1] + end
+    response = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+    if behaviour.huge_chunked:
+        response += "transfer-encoding: chunked\r\n"
+    else:
+        response += f"content-length: {len(head) + blocks * len(block) + len(last)}\r\n"
+    response += "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+    writer.write(response.encode("latin-1") + b"\r\n")
+    for piece in (head, *(block for _ in range(blocks)), last):
+        writer.write(b"%x\r\n%s\r\n" % (len(piece), piece) if behaviour.huge_chunked else piece)
+        await writer.drain()
+    if behaviour.huge_chunked:
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+    return True

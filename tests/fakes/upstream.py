@@ -341,6 +341,8 @@ class FakeUpstream:
                 return await scripted.by_hand(behaviour, writer)
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await hostile_chunks(behaviour, extra, writer)
+            if behaviour.huge:
+                return await scripted.huge_answer(behaviour, model, extra, writer, responses)
             failure = scripted.failure(behaviour, model, token, data)
             if failure is None and responses:
                 return await self._respond_responses(behaviour, model, token, data, extra)(writer)

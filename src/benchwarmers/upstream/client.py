@@ -38,8 +38,10 @@ from benchwarmers.upstream.http1 import (
     ServerClosed,
 )
 from benchwarmers.upstream.responses_client import read_response, responses_request
+from benchwarmers.upstream.truncation import cap_text, read_limit, salvage
 
-# A reply bigger than this is not an answer anyone will read; stop before memory suffers.
+# A listing or admin reply bigger than this is refused; a seat's reply is read up to its answer cap
+# instead (upstream/truncation.py).
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 USER_AGENT = f"benchwarmers/{__version__}"
 _DROPPED_FIELDS = frozenset({"model", "stream", "stream_options", "bench"})
@@ -109,6 +111,7 @@ class ChatResult:
     model: str | None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # chat-completion shape
     finish_reason: str | None = None
+    truncated_at: int | None = None  # the answer was cut to its first this many bytes (the answer cap)
 
 
 @dataclass
@@ -117,6 +120,21 @@ class _Reply:
     headers: dict[str, str]
     body: bytes
     seconds: float
+    cut: bool = False  # the body is only its first bytes: the read stopped at its limit
+
+
+def bounded(result: ChatResult, cap: int | None, cut: bool = False) -> ChatResult:
+    """The result with its answer at most `cap` bytes. A `cut` reply (read only in part) keeps no tool
+    calls or usage: what the salvage closed of them is not what the model sent."""
+    if cap is not None:
+        result.answer, result.truncated_at = cap_text(result.answer, cap)
+    if cut:
+        result.tool_calls, result.usage = [], None
+        if result.truncated_at is None:
+            result.truncated_at = len(result.answer.encode("utf-8", "surrogatepass"))
+    if result.truncated_at is not None:
+        result.finish_reason = "length"
+    return result
 
 
 class _Connection:
@@ -192,11 +210,21 @@ def _not_json(reply: _Reply, secrets: tuple[str, ...]) -> UpstreamFailure:
     )
 
 
-def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
+def _parsed(reply: _Reply, secrets: tuple[str, ...]) -> Any:
+    """The reply's JSON; of a cut reply, what its first bytes hold (upstream/truncation.py)."""
+    if reply.cut:
+        data = salvage(reply.body)
+        if data is None:
+            raise _not_json(reply, secrets)
+        return data
     try:
-        data = orjson.loads(reply.body)
+        return orjson.loads(reply.body)
     except orjson.JSONDecodeError:
         raise _not_json(reply, secrets) from None
+
+
+def _chat_result(reply: _Reply, secrets: tuple[str, ...]) -> ChatResult:
+    data = _parsed(reply, secrets)
     if isinstance(data, list) or (isinstance(data, dict) and data.get("error")):
         raise classify_response(reply.status, reply.headers, reply.body, secrets)
     choices = data.get("choices") if isinstance(data, dict) else None
@@ -276,23 +304,38 @@ class UpstreamPool:
 
     # The timeout is enforced inside with asyncio.timeout (covering the wait for a slot), so
     # callers pass a number rather than wrapping the call themselves.
-    async def chat(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
-        """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included."""
-        reply = await self._post_seat(endpoint, "/chat/completions", body, timeout)
+    async def chat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+    ) -> ChatResult:
+        """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included;
+        `cap` bounds the answer (in bytes) and how much of the reply is read."""
+        reply = await self._post_seat(endpoint, "/chat/completions", body, timeout, cap)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
-        return _chat_result(reply, secrets)
+        return bounded(_chat_result(reply, secrets), cap, reply.cut)
 
-    async def respond(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
+    async def respond(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+    ) -> ChatResult:
         """A seat on a Responses-API endpoint: the chat body sent as `POST {base}/responses`, the
         Response read back as a chat result (upstream/responses_client.py)."""
-        reply = await self._post_seat(endpoint, "/responses", responses_request(body), timeout)
+        reply = await self._post_seat(endpoint, "/responses", responses_request(body), timeout, cap)
         secrets = _secrets(endpoint)
         if not 200 <= reply.status < 300:
             raise classify_response(reply.status, reply.headers, reply.body, secrets)
-        text, calls, usage, finish, model = read_response(reply.status, reply.headers, reply.body, secrets)
-        return ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
+        data = _parsed(reply, secrets) if reply.cut else None
+        text, calls, usage, finish, model = read_response(reply.status, reply.headers, reply.body, secrets, data)
+        result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
+        return bounded(result, cap, reply.cut)
 
     async def request_json(
         self,
@@ -326,8 +369,12 @@ class UpstreamPool:
         path: str,
         body: bytes | Sequence[bytes],
         timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
     ) -> _Reply:
-        """One seat's POST on `http1`: `timeout` covers the wait for a slot, the connection and the reply."""
+        """One seat's POST on `http1`: `timeout` covers the wait for a slot, the connection and the reply.
+        With an answer `cap` the reply is read up to `read_limit(cap)` bytes and may come back `cut`
+        (its connection closed, never reused); without one, a reply past MAX_RESPONSE_BYTES fails."""
+        limit = MAX_RESPONSE_BYTES if cap is None else read_limit(cap)
         parts = (body,) if isinstance(body, bytes) else tuple(body)
         secrets = _secrets(endpoint)
         connection = self._connection(endpoint.name)
@@ -340,7 +387,7 @@ class UpstreamPool:
                     started = time.perf_counter()
                     origin, head = connection.head(endpoint, path)
                     reply: HttpReply = await origin.post(
-                        head, parts, limit=MAX_RESPONSE_BYTES, connect_timeout=min(self._connect_timeout, timeout)
+                        head, parts, limit=limit, connect_timeout=min(self._connect_timeout, timeout)
                     )
         except ConnectTimeout:
             raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
@@ -355,13 +402,13 @@ class UpstreamPool:
             connection.active -= 1
             if connection.retired and connection.active == 0:
                 self._close_later(connection)
-        if reply.cut:
+        if reply.cut and cap is None:
             raise UpstreamFailure(
                 FailureKind.upstream_error,
                 f"response larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MB",
                 status=reply.status,
             )
-        return _Reply(reply.status, reply.headers, reply.body, time.perf_counter() - started)
+        return _Reply(reply.status, reply.headers, reply.body, time.perf_counter() - started, reply.cut)
 
     async def _exchange(
         self,

@@ -124,15 +124,17 @@ def _usage(usage: Any) -> dict[str, Any] | None:
 
 
 def read_response(
-    status: int, headers: Mapping[str, str], body: bytes, secrets: tuple[str, ...]
+    status: int, headers: Mapping[str, str], body: bytes, secrets: tuple[str, ...], data: Any = None
 ) -> tuple[str, list[dict[str, Any]], dict[str, Any] | None, str, str | None]:
-    """(text, tool calls, usage, finish reason, model) of a Response; a failure for anything else."""
-    try:
-        data = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        raise UpstreamFailure(
-            FailureKind.upstream_error, "response is not JSON", status=status, headers=dict(headers)
-        ) from None
+    """(text, tool calls, usage, finish reason, model) of a Response; a failure for anything else.
+    `data` is the body already read as JSON (what was salvaged of a cut one)."""
+    if data is None:
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise UpstreamFailure(
+                FailureKind.upstream_error, "response is not JSON", status=status, headers=dict(headers)
+            ) from None
     if not isinstance(data, dict) or data.get("object") not in ("response", None) or "output" not in data:
         if isinstance(data, dict | list) and (isinstance(data, list) or data.get("error")):
             raise classify_response(status, dict(headers), body, secrets)
