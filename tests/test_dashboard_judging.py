@@ -344,3 +344,25 @@ def test_an_endpoint_is_edited_its_key_rotated_and_its_connection_tested(bench, 
     refused = httpx2.patch(f"{bench.url}/api/endpoints/fake", json={"base_url": "ftp://nowhere"})
     assert refused.status_code == 400 and refused.json()["error"]["param"] == "base_url"
     assert httpx2.patch(f"{bench.url}/api/endpoints/none", json={"free_tier": True}).status_code == 404
+
+
+def test_an_answer_the_cap_cut_says_so_on_its_card_and_in_the_seat_dialog(bench, fake, page):
+    from playwright.sync_api import expect
+
+    assert httpx2.put(f"{bench.url}/api/settings", json={"answer_cap_kb": 16}).status_code == 200
+    fake.script("llama-3.1-8b", huge=1024 * 1024)
+    try:
+        make_collection(bench, "wordy", ["llama-3.1-8b", "qwen3-32b"])
+        reply = ask(bench, "bench/wordy", "Say everything.")
+    finally:
+        fake.script("llama-3.1-8b", latency=0.02)
+        assert httpx2.put(f"{bench.url}/api/settings", json={"answer_cap_kb": 1024}).status_code == 200
+    note = "Answer cut at 16,384 bytes by the bench's answer cap (answer_cap_kb): the model wrote more."
+    page.goto(f"{bench.url}/panels/{reply['panel']}")
+    cards = page.locator("#seat-grid .seat-card")
+    expect(cards.nth(0).locator(".seat-cut")).to_have_text(note)
+    expect(cards.nth(1).locator(".seat-cut")).to_have_count(0)
+    page.goto(bench.url)
+    page.locator(f'li.panel[data-panel-id="{reply["panel"]}"] button.chip').first.click()
+    expect(page.locator("#seat-cut")).to_have_text(note)
+    expect(page.locator("#seat-cut")).to_be_visible()

@@ -36,6 +36,7 @@ DEFAULTS = {
     "failing_after": 5,
     "owed_after": 20,
     "owed_days": 7,
+    "answer_cap_kb": 1024,
     "retention_days": 0,
 }
 BOUNDS = {
@@ -50,6 +51,7 @@ BOUNDS = {
     "failing_after": (1, 100),
     "owed_after": (0, 100_000),
     "owed_days": (0, 365),
+    "answer_cap_kb": (16, 16_384),
     "retention_days": (0, 36500),
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
@@ -132,7 +134,7 @@ def test_an_unknown_setting_is_refused_with_the_known_ones():
     assert (error.message, error.param) == (
         "unknown gateway setting(s): colour; expected: max_explorers, max_calls, epsilon, seat_timeout, "
         "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, owed_after, owed_days, "
-        "retention_days",
+        "answer_cap_kb, retention_days",
         "colour",
     )
 
@@ -165,7 +167,8 @@ def test_a_change_from_the_cli_round_trips(cli):
     assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
         0,
         "max_explorers 2, max_calls 5, epsilon 0.2, seat_timeout 120, decision_timeout 5, ping_interval 2.5, "
-        "replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, retention_days 0\n",
+        "replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, answer_cap_kb 1024, "
+        "retention_days 0\n",
     )
     code, out = cli("gateway", "show", "--json")
     assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})

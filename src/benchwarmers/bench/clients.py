@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from benchwarmers.bench.snapshot import EndpointView
 from benchwarmers.catalog.facts import ListedModel
 from benchwarmers.errors import Unavailable
-from benchwarmers.upstream.client import ChatResult, UpstreamPool
+from benchwarmers.upstream.client import ChatResult, UpstreamPool, bounded
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.llm_client import LLM_KIND, LLM_MISSING, LlmClient, llm_installed
 from benchwarmers.upstream.responses_client import RESPONSES_KIND
@@ -39,12 +39,19 @@ class SeatClients:
         return self.llm
 
     # The timeout is enforced by each client (covering the wait for a slot).
-    async def chat(self, endpoint: EndpointView, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
+    async def chat(
+        self,
+        endpoint: EndpointView,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+    ) -> ChatResult:
+        """One call; `cap` bounds the answer in bytes (the built-in client also stops reading there)."""
         if endpoint.kind == LLM_KIND:
-            return await self._llm().chat(endpoint.ref, body, timeout)
+            return bounded(await self._llm().chat(endpoint.ref, body, timeout), cap)
         if endpoint.kind == RESPONSES_KIND:
-            return await self.pool.respond(endpoint.ref, body, timeout)
-        return await self.pool.chat(endpoint.ref, body, timeout)
+            return await self.pool.respond(endpoint.ref, body, timeout, cap)
+        return await self.pool.chat(endpoint.ref, body, timeout, cap)
 
     async def llm_listing(self) -> list[ListedModel]:
         """What an `llm` endpoint lists: the models llm's plugins reach now."""

@@ -97,6 +97,14 @@ class GatewaySettings(BaseModel):
         le=365,
         description="days a seat may await a verdict before the verdicts-owed alert is raised; 0: never",
     )
+    # A long real answer is 100-500 KB; a seat's reply is read up to about twice the cap, so the cap
+    # bounds memory per seat too (upstream/truncation.py). KiB: whole numbers a person reads at a glance.
+    answer_cap_kb: int = Field(
+        1024,
+        ge=16,
+        le=16_384,
+        description="largest answer a seat keeps, in KiB of UTF-8; a longer one is cut there, marked truncated_at",
+    )
     # Privacy: 0 keeps everything; otherwise the server purges older prompts and answers daily.
     retention_days: int = Field(
         0, ge=0, le=36_500, description="days prompts and answers are kept (purged daily by the server); 0 keeps them"

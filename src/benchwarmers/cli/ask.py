@@ -105,6 +105,10 @@ def ask(
     show_reply(reply)
 
 
+def cut_line(truncated_at: int) -> str:
+    return f"(answer cut at {truncated_at:,} bytes by the bench's answer cap: the model wrote more)"
+
+
 def show_reply(reply: dict[str, Any]) -> None:
     bench = reply["bench"]
     console.print(
@@ -120,6 +124,8 @@ def show_reply(reply: dict[str, Any]) -> None:
             for call in seat.get("tool_calls") or ():
                 function = call.get("function") or {}
                 console.print(f"→ tool call {function.get('name')}({function.get('arguments')})", markup=False)
+            if seat.get("truncated_at") is not None:
+                console.print(cut_line(seat["truncated_at"]), markup=False)
         elif seat["status"] in ("paced", "cooling"):
             console.print(f"not called: {seat['error']}", markup=False)
         else:

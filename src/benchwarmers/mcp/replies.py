@@ -147,6 +147,10 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
             for call in seat.get("tool_calls") or ():
                 function = call.get("function") or {}
                 lines.append(f"→ tool call {function.get('name')}({function.get('arguments')})")
+            if seat.get("truncated_at") is not None:
+                lines.append(
+                    f"(answer cut at {seat['truncated_at']:,} bytes by the bench's answer cap: the model wrote more)"
+                )
         elif seat["status"] == "empty":
             lines.append("(empty answer)")
         elif seat["status"] == "retired":  # its note says it was not asked, why, and what brings it back

@@ -296,6 +296,7 @@ async def list_panels(
                 "frees_at": data[seats.c.frees_at],
                 "usage": data[seats.c.usage],
                 "tool_calls": data[seats.c.tool_calls] or [],
+                "truncated_at": data[seats.c.truncated_at],
                 "verdict": verdict,
             }
         )
@@ -434,7 +435,7 @@ async def _purge_batch(conn: AsyncConnection, cutoff: float, now: float) -> dict
             placeholders,
         )
     emptied = await conn.execute(
-        seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error="", tool_calls=None)
+        seats.update().where(seats.c.panel_id.in_(ids)).values(answer="", error="", tool_calls=None, truncated_at=None)
     )
     await conn.execute(
         panels.update()

@@ -78,6 +78,7 @@ class SeatRow(TypedDict):
     created_at: float
     frees_at: float | None  # paced or cooling: when the model may be called again
     tool_calls: list[dict[str, Any]] | None  # the function calls it answered with
+    truncated_at: int | None  # the answer cap cut the answer to its first this many bytes
 
 
 class Replay(TypedDict):
@@ -113,6 +114,7 @@ class LoggedSeat(TypedDict):
     frees_at: float | None
     usage: dict[str, Any] | None
     tool_calls: list[dict[str, Any]]
+    truncated_at: int | None
     verdict: PublicVerdict | None
 
 

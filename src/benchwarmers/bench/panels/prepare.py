@@ -63,7 +63,8 @@ class SeatOutcome:
     headers: dict[str, str] = field(default_factory=dict)
     frees_at: float | None = None  # paced or cooling: when the model may be called again
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
-    finish_reason: str | None = None  # as the model gave it
+    finish_reason: str | None = None  # as the model gave it; `length` when the answer cap cut it
+    truncated_at: int | None = None  # the answer was cut to its first this many bytes (answer_cap_kb)
 
 
 PICK_CHECKS = ("tools", "tool_choice", "response_format")

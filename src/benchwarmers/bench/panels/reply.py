@@ -26,6 +26,7 @@ class PublicSeat(TypedDict):
     tool_calls: list[dict[str, Any]]  # the function calls it answered with: {id, type, function: {name, arguments}}
     error: str
     frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
+    truncated_at: int | None  # the answer cap cut `answer` to its first this many bytes (UTF-8)
 
 
 class PublicMerger(PublicSeat):
@@ -104,7 +105,13 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "tool_calls": outcome.tool_calls,
         "error": outcome.error,
         "frees_at": outcome.frees_at,
+        "truncated_at": outcome.truncated_at,
     }
+
+
+def cut_note(truncated_at: int) -> str:
+    """What a reader is told of an answer the cap cut (the same words everywhere it is shown)."""
+    return f"answer cut at {truncated_at:,} bytes by the bench's answer cap (answer_cap_kb): the model wrote more"
 
 
 def verdict_hint(base_url: str, first_call: str | None) -> str:
@@ -131,6 +138,8 @@ def render_markdown(
             if seat["answer"].strip():
                 lines.append(seat["answer"].strip())
             lines += [tool_call_line(call) for call in seat.get("tool_calls") or ()]
+            if seat["truncated_at"] is not None:
+                lines += ["", f"_({cut_note(seat['truncated_at'])})_"]
         elif seat["status"] == "empty":
             lines.append("_(empty answer)_")
         elif seat["status"] == "retired":
@@ -168,10 +177,17 @@ def picked_message(outcome: SeatOutcome) -> tuple[Message, str]:
 
 def render_merged(answer: str, merger: PublicSeat, seats: Sequence[PublicSeat]) -> str:
     """The merger's answer, then who it merged, with the call ids to judge each (the merge too)."""
-    lines = [answer.strip(), "", "---", f"Merged by {merger['alias']} (call `{merger['call']}`) from:"]
-    lines += [f"- {s['alias']} · {s['status']} · call `{s['call']}`" for s in seats]
+    lines = [answer.strip(), ""]
+    if merger["truncated_at"] is not None:
+        lines += [f"_({cut_note(merger['truncated_at'])})_", ""]
+    lines += ["---", f"Merged by {merger['alias']} (call `{merger['call']}`) from:"]
+    lines += [f"- {s['alias']} · {s['status']}{_cut(s)} · call `{s['call']}`" for s in seats]
     lines += ["", "Judge each answer you read, and the merge: POST /bench/verdict with its call id."]
     return "\n".join(lines)
+
+
+def _cut(seat: PublicSeat) -> str:
+    return f" · cut at {seat['truncated_at']:,} bytes" if seat["truncated_at"] is not None else ""
 
 
 def sum_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:

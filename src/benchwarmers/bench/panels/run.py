@@ -97,7 +97,8 @@ async def call_model(
             not_called(outcome, "paced", pace.frees_at, f"paced: {pace.why}")
             outcome.seconds = round(time.perf_counter() - started, 3)
             return outcome
-        result = await clients.chat(endpoint, body, max(0.0, seat_timeout - pace.waited))
+        cap = snapshot.gateway["answer_cap_kb"] * 1024
+        result = await clients.chat(endpoint, body, max(0.0, seat_timeout - pace.waited), cap)
     except UpstreamFailure as failure:
         outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
         if failure.kind is FailureKind.timeout and isinstance(pace, Slot) and pace.waited > 0:
@@ -109,6 +110,7 @@ async def call_model(
     else:
         outcome.answer, outcome.usage, outcome.headers = result.answer, result.usage, result.headers
         outcome.tool_calls, outcome.finish_reason = result.tool_calls, result.finish_reason
+        outcome.truncated_at = result.truncated_at
         # A tool call is an answer: a seat that only calls a tool answered.
         outcome.status = "ok" if result.answer.strip() or result.tool_calls else "empty"
         await pacer.settle(pace, used_tokens(result.usage))

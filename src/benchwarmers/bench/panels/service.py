@@ -34,6 +34,7 @@ from benchwarmers.bench.panels.reply import (
     PublicMerger,
     ReplyBench,
     completion,
+    cut_note,
     picked_message,
     render_markdown,
     render_merged,
@@ -281,7 +282,12 @@ class Panels:
         seat_timeout: float,
         secrets: list[str],
     ) -> Merged:
-        answers = [(o.alias, o.answer) for o in outcomes if o.status == "ok"]
+        # The merger is told which answers the cap cut, as the reader is.
+        answers = [
+            (o.alias, o.answer if o.truncated_at is None else f"{o.answer}\n\n[{cut_note(o.truncated_at)}]")
+            for o in outcomes
+            if o.status == "ok"
+        ]
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
         candidates = merger_candidates(
@@ -368,8 +374,10 @@ class Panels:
                 return completion(panel.panel_id, panel.model_name, panel.created, message, usage, bench, finish)
         if merger is not None and merger["status"] == "ok":
             content = render_merged(merger["answer"], merger, seats)
-        else:
-            content = render_markdown(panel.panel_id, name, seats, skipped, note)
+            # The merged answer is the merger's: cut by the answer cap, it ends as a model's does.
+            finish = "length" if merger["truncated_at"] is not None else "stop"
+            return completion(panel.panel_id, panel.model_name, panel.created, content, usage, bench, finish)
+        content = render_markdown(panel.panel_id, name, seats, skipped, note)
         return completion(panel.panel_id, panel.model_name, panel.created, content, usage, bench)
 
     async def record(
@@ -417,6 +425,7 @@ class Panels:
                 "created_at": now,
                 "frees_at": o.frees_at,
                 "tool_calls": o.tool_calls or None,
+                "truncated_at": o.truncated_at,
             }
             for i, o in enumerate(outcomes)
         ]

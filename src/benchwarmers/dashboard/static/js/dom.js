@@ -33,6 +33,11 @@ export function when(ts) {
     : date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
 }
 
+// An answer the bench's answer cap cut (a seat's `truncated_at`): said beside it, never silent.
+export function cutText(bytes) {
+  return `Answer cut at ${bytes.toLocaleString("en")} bytes by the bench's answer cap (answer_cap_kb): the model wrote more.`;
+}
+
 export function seconds(value) {
   if (value === null || value === undefined) return "";
   return value < 10 ? `${value.toFixed(2)} s` : `${value.toFixed(1)} s`;

@@ -5,7 +5,7 @@
 // Used by the panel page and the playground; verdicts go where the page says (`data-verdict-url`).
 
 import { api } from "./api.js";
-import { $, $$, h, seconds, when } from "./dom.js";
+import { $, $$, cutText, h, seconds, when } from "./dom.js";
 import { clearErrors, lines, showError, text } from "./forms.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -96,7 +96,9 @@ function seatCard(seat, index) {
   } else {
     const answer = h("div", { class: `answer markdown${seat.answer ? "" : " is-empty"}`, "aria-label": `Answer of ${seat.alias}` });
     answer.append(seat.answer ? renderMarkdown(seat.answer) : document.createTextNode("(empty answer: not owed, judge it not useful if you like)"));
-    card.append(answer, verdictForm(seat, index));
+    card.append(answer);
+    if (seat.truncated_at != null) card.append(h("p", { class: "muted small seat-cut" }, cutText(seat.truncated_at)));
+    card.append(verdictForm(seat, index));
   }
   paint(card, seat);
   return card;
