@@ -98,13 +98,19 @@ async def test_listings_still_fail_above_their_limit(fake_upstream, pool, monkey
 
 @pytest.fixture
 def capped(tmp_path: Path, fake_upstream: FakeUpstream) -> Iterator[BenchServer]:
-    """A bench whose answer cap is the smallest allowed (16 KiB), a talker that answers 1 MiB and a
-    model that answers briefly."""
+    """A bench whose answer cap is the smallest allowed (16 KiB), a talker that answers 1 MiB, a
+    thinker whose reasoning (before its answer) is longer than the read limit (2 × 16 KiB + 64 KiB)
+    and a model that answers briefly."""
     server = BenchServer(tmp_path / "home").start()
     try:
         fake_upstream.script("talker", huge=1 * MiB)
         fake_upstream.script("brief", reply="Brief.")
-        add_fake_endpoint(server, fake_upstream, models=[listed("talker"), listed("brief")])
+        message = {"role": "assistant", "reasoning": "x" * 200_000, "content": "the answer, too late"}
+        fake_upstream.script(
+            "thinker", body={"id": "c1", "object": "chat.completion", "choices": [{"message": message}]}
+        )
+        models = [listed("talker"), listed("brief"), listed("thinker")]
+        add_fake_endpoint(server, fake_upstream, models=models)
         server.admin(lambda bench: bench.gateway_settings.set_gateway(answer_cap_kb=16))
         yield server
     finally:
@@ -116,7 +122,7 @@ def post(server: BenchServer, model: str, **extra: object) -> httpx2.Response:
     return httpx2.post(f"{server.v1}/chat/completions", json=body, timeout=30)
 
 
-def test_the_cut_is_said_in_every_reply_mode(capped):
+def test_the_cut_is_said_in_every_reply_mode(capped, fake_upstream):
     collection(capped, "pair", ["talker", "brief"], max_explorers=0)
     collection(capped, "alone", ["talker"], max_explorers=0)
     kept = huge_text(16 * KiB)
@@ -142,6 +148,19 @@ def test_the_cut_is_said_in_every_reply_mode(capped):
     }
     assert picked["bench"]["seats"][0]["truncated_at"] == 16 * KiB
 
+    # Merged: the merger (the first member, the talker) is told which answer was cut; its own answer
+    # was cut too, so the merged reply ends with finish_reason length and says so.
+    merged = post(capped, "bench/pair:merged").json()
+    told = fake_upstream.chat_requests[-1].json["messages"][1]["content"]
+    assert f"{kept.strip()}\n\n[{cut_note(16 * KiB)}]" in told
+    assert merged["bench"]["merger"]["truncated_at"] == 16 * KiB
+    assert merged["choices"][0]["finish_reason"] == "length"
+    assert merged["choices"][0]["message"]["content"].startswith(f"{kept.strip()}\n\n_({cut_note(16 * KiB)})_\n\n---\n")
+    assert (
+        f"- fake/talker · ok · cut at 16,384 bytes · call `{merged['bench']['seats'][0]['call']}`"
+        in merged["choices"][0]["message"]["content"]
+    )
+
     # Streaming: the same reply as events; the seat says it was cut.
     events = [
         orjson.loads(line[6:])
@@ -151,6 +170,15 @@ def test_the_cut_is_said_in_every_reply_mode(capped):
     assert events[0]["choices"][0]["delta"]["content"] == kept
     assert events[0]["bench"]["seats"][0]["truncated_at"] == 16 * KiB
     assert [e["choices"][0]["finish_reason"] for e in events] == [None, "length"]
+
+
+def test_a_reply_cut_before_its_answer_began_is_an_empty_seat_and_says_so(capped):
+    collection(capped, "deep", ["thinker"], max_explorers=0)
+    reply = post(capped, "bench/deep").json()
+    [seat] = reply["bench"]["seats"]
+    assert (seat["status"], seat["answer"], seat["truncated_at"]) == ("empty", "", 0)
+    assert f"_(empty answer)_\n\n_({cut_note(0)})_\n" in reply["choices"][0]["message"]["content"]
+    assert reply["bench"]["usage"] == {seat["call"]: None}
 
 
 def test_the_cut_is_stored_and_shown_by_the_cli_and_mcp(capped, capsys):

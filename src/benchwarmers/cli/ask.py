@@ -124,12 +124,12 @@ def show_reply(reply: dict[str, Any]) -> None:
             for call in seat.get("tool_calls") or ():
                 function = call.get("function") or {}
                 console.print(f"→ tool call {function.get('name')}({function.get('arguments')})", markup=False)
-            if seat.get("truncated_at") is not None:
-                console.print(cut_line(seat["truncated_at"]), markup=False)
         elif seat["status"] in ("paced", "cooling"):
             console.print(f"not called: {seat['error']}", markup=False)
         else:
             console.print(seat["error"] or "(empty answer)", markup=False)
+        if seat.get("truncated_at") is not None:  # ok or empty (a reply cut before its answer began)
+            console.print(cut_line(seat["truncated_at"]), markup=False)
     for skip in bench.get("skipped", []):
         console.print(f"skipped {skip['seat']} {skip['alias']}: {skip['why']}", markup=False)
     table(

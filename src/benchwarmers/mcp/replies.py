@@ -147,10 +147,6 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
             for call in seat.get("tool_calls") or ():
                 function = call.get("function") or {}
                 lines.append(f"→ tool call {function.get('name')}({function.get('arguments')})")
-            if seat.get("truncated_at") is not None:
-                lines.append(
-                    f"(answer cut at {seat['truncated_at']:,} bytes by the bench's answer cap: the model wrote more)"
-                )
         elif seat["status"] == "empty":
             lines.append("(empty answer)")
         elif seat["status"] == "retired":  # its note says it was not asked, why, and what brings it back
@@ -159,6 +155,10 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
             lines.append(f"(not called: {seat.get('error')})")
         else:
             lines.append(f"(failed: {seat.get('error') or 'no answer'})")
+        if seat.get("truncated_at") is not None:  # ok or empty (a reply cut before its answer began)
+            lines.append(
+                f"(answer cut at {seat['truncated_at']:,} bytes by the bench's answer cap: the model wrote more)"
+            )
         lines.append("")
     for skip in bench.get("skipped") or []:
         lines.append(f"Skipped {skip.get('seat')} {skip.get('alias')}: {skip.get('why')}")

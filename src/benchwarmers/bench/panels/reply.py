@@ -138,8 +138,6 @@ def render_markdown(
             if seat["answer"].strip():
                 lines.append(seat["answer"].strip())
             lines += [tool_call_line(call) for call in seat.get("tool_calls") or ()]
-            if seat["truncated_at"] is not None:
-                lines += ["", f"_({cut_note(seat['truncated_at'])})_"]
         elif seat["status"] == "empty":
             lines.append("_(empty answer)_")
         elif seat["status"] == "retired":
@@ -148,6 +146,8 @@ def render_markdown(
             lines.append(f"_not called: {seat['error']}_")
         else:
             lines.append(f"_error: {seat['error']}_")
+        if seat["truncated_at"] is not None:  # ok or empty (a reply cut before its answer began)
+            lines += ["", f"_({cut_note(seat['truncated_at'])})_"]
         lines.append("")
     for skip in skipped:
         lines.append(f"_skipped {skip['seat']} {skip['alias']}: {skip['why']}_")
