@@ -13,8 +13,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import re
+import subprocess
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 from driver import chat_body, run_load
@@ -55,11 +58,21 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def machine_busy() -> tuple[float, float]:
-    """(busy, total) jiffies of the whole machine, from /proc/stat."""
+def connections_per_worker(port: int) -> list[int]:
+    """How many of the driver's connections each worker process accepted (from `ss`), largest first."""
+    out = subprocess.run(
+        ["ss", "-Htnp", "state", "established", f"( sport = :{port} )"], capture_output=True, text=True, check=False
+    ).stdout
+    per_pid = Counter(re.findall(r"pid=(\d+)", out))
+    return sorted(per_pid.values(), reverse=True)
+
+
+def machine_busy() -> tuple[float, float, float]:
+    """(busy, total, interrupts) jiffies of the whole machine, from /proc/stat. Interrupt time
+    (loopback TCP is mostly softirq work) is busy time that no process is charged for."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = values[3] + values[4]  # idle, iowait
-    return sum(values) - idle, sum(values)
+    return sum(values) - idle, sum(values), values[5] + values[6]  # irq, softirq
 
 
 async def measure(
@@ -70,17 +83,25 @@ async def measure(
     *,
     model: str = "bench/five",
     connections: int = CONNECTIONS,
+    stagger: float = 0.05,
 ) -> dict[str, float]:
     body = chat_body(model)
     await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=connections)
     before, fake_before, machine_before = bench.cpu(), usage_of(fake_pid).cpu, machine_busy()
-    load = await run_load(
-        "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=connections, stagger=0.05
+    running = asyncio.ensure_future(
+        run_load(
+            "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=connections, stagger=stagger
+        )
     )
+    await asyncio.sleep(stagger + 1.0)  # every connection is open by now
+    spread = await asyncio.to_thread(connections_per_worker, bench.port)
+    load = await running
     cpu = bench.cpu() - before
     fake_cpu = usage_of(fake_pid).cpu - fake_before
     machine_after = machine_busy()
-    busy = (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1])
+    elapsed = max(1, machine_after[1] - machine_before[1])
+    busy = (machine_after[0] - machine_before[0]) / elapsed
+    interrupts = (machine_after[2] - machine_before[2]) / elapsed
     ok = [s for s in load.samples if s.status == 200 and s.error is None]
     overhead = [s.wall - max(s.seats) for s in ok if s.seats]
     walls = [s.wall for s in ok]
@@ -99,6 +120,9 @@ async def measure(
         "bench cores": cpu / load.seconds,
         "fake cores": fake_cpu / load.seconds,
         "machine busy %": 100 * busy,
+        "of which interrupts %": 100 * interrupts,
+        # The driver's connections as the workers accepted them: a busy worker can take most of them.
+        "most connections on one worker": float(spread[0]) if spread else 0.0,
     }
 
 
@@ -111,6 +135,12 @@ def main() -> None:
         "--database-urls",
         default="",
         help="one empty PostgreSQL database URL per worker count, comma-separated (default: SQLite homes)",
+    )
+    parser.add_argument(
+        "--stagger",
+        type=float,
+        default=0.05,
+        help="seconds over which the 64 connections open and send their first request (0.05)",
     )
     args = parser.parse_args()
     databases = [url for url in args.database_urls.split(",") if url]
@@ -125,7 +155,7 @@ def main() -> None:
             bench.configure(fake_port, 8)
             bench.start_workers(workers)
             try:
-                rows[workers] = asyncio.run(measure(bench, args.count, 4 * CONNECTIONS, fake.pid))
+                rows[workers] = asyncio.run(measure(bench, args.count, 4 * CONNECTIONS, fake.pid, stagger=args.stagger))
             finally:
                 bench.stop()
                 bench.remove()
