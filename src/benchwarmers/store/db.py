@@ -8,19 +8,26 @@ that connection instead of failing with "database is locked", and a writer in an
 
 from __future__ import annotations
 
+import asyncio
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 from sqlalchemy import event, inspect, text
 from sqlalchemy.engine import Connection, CursorResult
-from sqlalchemy.exc import DBAPIError, PendingRollbackError, ResourceClosedError
+from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import await_only as await_
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 MIGRATIONS = Path(__file__).parent / "migrations"
+# How long a writer waits for another process's write lock (the busy_timeout it replaces), and the
+# pauses between its tries.
+LOCK_WAIT_SECONDS = 10.0
+_FIRST_PAUSE, _LONGEST_PAUSE = 0.0002, 0.005
 
 
 def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
@@ -38,8 +45,31 @@ def _autocommit_driver(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None
 
 
+def _no_busy_sleeps(dbapi_connection: Any, _record: Any) -> None:
+    # The writer does not use SQLite's own wait for the write lock (`_begin_immediate` does).
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=0")
+    cursor.close()
+
+
 def _begin_immediate(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE")
+    """BEGIN IMMEDIATE, waiting for another process's write lock without holding the event loop.
+
+    SQLite's own busy handler sleeps 1, 2, 5, 10 ... up to 100 ms between tries, so a writer that
+    missed a lock held for a fraction of a millisecond waited milliseconds, and with several workers
+    writing one file every panel waited in that queue. Here the writer tries again after a short
+    asyncio sleep (the loop serves other requests meanwhile), for as long as busy_timeout waited.
+    """
+    pause, deadline = _FIRST_PAUSE, time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            return
+        except OperationalError as exc:
+            if "database is locked" not in str(exc.orig) or time.monotonic() >= deadline:
+                raise
+        await_(asyncio.sleep(pause))  # SQLAlchemy runs this event in its greenlet: a real await
+        pause = min(pause * 2, _LONGEST_PAUSE)
 
 
 def _json_dumps(value: object) -> str:
@@ -72,6 +102,7 @@ def create_write_engine(url: str, reader: AsyncEngine) -> AsyncEngine:
         url, connect_args={"timeout": 10}, pool_size=1, max_overflow=0, pool_timeout=60, **JSON_CODEC
     )
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
+    event.listen(engine.sync_engine, "connect", _no_busy_sleeps)
     event.listen(engine.sync_engine, "connect", _autocommit_driver)
     event.listen(engine.sync_engine, "begin", _begin_immediate)
     return engine
