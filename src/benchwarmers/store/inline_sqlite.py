@@ -1,9 +1,8 @@
 """The SQLite writer's connection, used in the event loop's own thread.
 
-aiosqlite hands every call to its own thread: a write of a few rows is eight driver calls (BEGIN,
-a cursor, the statement, the commit ...), each two thread wake-ups, and a panel waits for two
-writes (its id reserved, then the panel). That was about 2 ms of every panel's overhead with one
-request at a time, and more under load (docs/BENCHMARKS.md). The writer's statements are short (WAL,
+aiosqlite gives every call to its own thread: a write of a few rows costs two thread switches per
+driver call (a cursor, the statement, the commit ...), and under load those switches were a fifth
+of the gateway's CPU per panel (docs/BENCHMARKS.md). The writer's statements are short (WAL,
 `synchronous=NORMAL`: a commit appends to the log and does not sync), so this connection keeps
 aiosqlite's API for SQLAlchemy and makes each call in place. The two things that could hold the
 loop are moved out of it:
