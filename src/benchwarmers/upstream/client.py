@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -377,31 +378,20 @@ class UpstreamPool:
         limit = MAX_RESPONSE_BYTES if cap is None else read_limit(cap)
         parts = (body,) if isinstance(body, bytes) else tuple(body)
         secrets = _secrets(endpoint)
-        connection = self._connection(endpoint.name)
-        connection.active += 1
-        acquired = False
-        try:
-            async with asyncio.timeout(timeout):
-                async with connection.gate:
-                    acquired = True
-                    started = time.perf_counter()
-                    origin, head = connection.head(endpoint, path)
-                    reply: HttpReply = await origin.post(
-                        head, parts, limit=limit, connect_timeout=min(self._connect_timeout, timeout)
-                    )
-        except ConnectTimeout:
-            raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
-        except TimeoutError:
-            raise timeout_failure(timeout, "" if acquired else "waiting for a free connection") from None
-        except (ServerClosed, ReplyDropped, MalformedReply) as exc:
-            raise UpstreamFailure(FailureKind.connection, str(exc), secrets=secrets) from None
-        except OSError as exc:
-            # Refused, reset, unreachable, a TLS failure: the provider is not reachable as it should be.
-            raise connection_failure(exc, secrets) from None
-        finally:
-            connection.active -= 1
-            if connection.retired and connection.active == 0:
-                self._close_later(connection)
+        async with self._turn(endpoint, timeout) as connection:
+            started = time.perf_counter()
+            origin, head = connection.head(endpoint, path)
+            try:
+                reply: HttpReply = await origin.post(
+                    head, parts, limit=limit, connect_timeout=min(self._connect_timeout, timeout)
+                )
+            except ConnectTimeout:
+                raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
+            except (ServerClosed, ReplyDropped, MalformedReply) as exc:
+                raise UpstreamFailure(FailureKind.connection, str(exc), secrets=secrets) from None
+            except OSError as exc:
+                # Refused, reset, unreachable, a TLS failure: the provider is not reachable as it should be.
+                raise connection_failure(exc, secrets) from None
         if reply.cut and cap is None:
             raise UpstreamFailure(
                 FailureKind.upstream_error,
@@ -424,6 +414,44 @@ class UpstreamPool:
         if send_key and endpoint.api_key:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
         secrets = _secrets(endpoint)
+        async with self._turn(endpoint, timeout) as connection:
+            started = time.perf_counter()
+            try:
+                async with connection.session.request(
+                    method,
+                    url,
+                    data=content,
+                    headers=headers,
+                    allow_redirects=False,
+                    timeout=aiohttp.ClientTimeout(total=None, connect=min(self._connect_timeout, timeout)),
+                ) as response:
+                    body = await _read_capped(response)
+                    return _Reply(
+                        status=response.status,
+                        headers={name.lower(): value for name, value in response.headers.items()},
+                        body=body,
+                        seconds=time.perf_counter() - started,
+                    )
+            except aiohttp.ConnectionTimeoutError:
+                # The host did not accept a connection in time: unreachable, not a slow model.
+                raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
+            except aiohttp.ClientConnectorError as exc:
+                raise connection_failure(exc.os_error or exc, secrets) from None
+            except aiohttp.ClientPayloadError:
+                raise UpstreamFailure(
+                    FailureKind.connection, "the connection dropped before the whole reply arrived", secrets=secrets
+                ) from None
+            except aiohttp.ServerDisconnectedError:
+                raise UpstreamFailure(
+                    FailureKind.connection, "the server closed the connection", secrets=secrets
+                ) from None
+            except aiohttp.ClientError as exc:
+                # Refused, reset, malformed: the provider is not reachable as it should be.
+                raise connection_failure(exc, secrets) from None
+
+    @asynccontextmanager
+    async def _turn(self, endpoint: EndpointRef, timeout: float) -> AsyncIterator[_Connection]:  # noqa: ASYNC109
+        """A call's turn on its endpoint: a free slot, then the call, all within `timeout`."""
         connection = self._connection(endpoint.name)
         # Counted before waiting, so `forget` never closes a client a waiting call is about to use.
         connection.active += 1
@@ -432,38 +460,9 @@ class UpstreamPool:
             async with asyncio.timeout(timeout):
                 async with connection.gate:
                     acquired = True
-                    started = time.perf_counter()
-                    async with connection.session.request(
-                        method,
-                        url,
-                        data=content,
-                        headers=headers,
-                        allow_redirects=False,
-                        timeout=aiohttp.ClientTimeout(total=None, connect=min(self._connect_timeout, timeout)),
-                    ) as response:
-                        body = await _read_capped(response)
-                        return _Reply(
-                            status=response.status,
-                            headers={name.lower(): value for name, value in response.headers.items()},
-                            body=body,
-                            seconds=time.perf_counter() - started,
-                        )
-        except aiohttp.ConnectionTimeoutError:
-            # The host did not accept a connection in time: unreachable, not a slow model.
-            raise UpstreamFailure(FailureKind.connection, "connect timeout", secrets=secrets) from None
+                    yield connection
         except TimeoutError:
             raise timeout_failure(timeout, "" if acquired else "waiting for a free connection") from None
-        except aiohttp.ClientConnectorError as exc:
-            raise connection_failure(exc.os_error or exc, secrets) from None
-        except aiohttp.ClientPayloadError:
-            raise UpstreamFailure(
-                FailureKind.connection, "the connection dropped before the whole reply arrived", secrets=secrets
-            ) from None
-        except aiohttp.ServerDisconnectedError:
-            raise UpstreamFailure(FailureKind.connection, "the server closed the connection", secrets=secrets) from None
-        except aiohttp.ClientError as exc:
-            # Refused, reset, malformed: the provider is not reachable as it should be.
-            raise connection_failure(exc, secrets) from None
         finally:
             connection.active -= 1
             if connection.retired and connection.active == 0:
