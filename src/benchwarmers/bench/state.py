@@ -58,6 +58,7 @@ class BenchState:
         self._stamp: Stamp = None
         self._checked_at = 0.0
         self._aliases: dict[int, str] | None = None  # model pk → alias, as of the last snapshot loaded
+        self._history_read: asyncio.Future[None] | None = None  # the re-read or catch-up in flight
         self._metrics: Metrics | None = None
         self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
 
@@ -174,13 +175,23 @@ class BenchState:
             self.history = await SeatHistory.load(conn)
 
     async def fresh_history(self) -> SeatHistory:
+        """The seat history, re-read when it is stale and caught up with other processes' seats every
+        second. One read at a time: the panels that arrive while it runs wait for that one (every
+        panel starting its own, hundreds at once under load, slowed them all)."""
         now = time.time()
+        if self.history.stale(now) or self.history.behind(now):
+            if self._history_read is None or self._history_read.done():
+                self._history_read = asyncio.ensure_future(self._read_history(now))
+            # Shielded: a caller that goes away must not cancel the read the others wait for.
+            await asyncio.shield(self._history_read)
+        return self.history
+
+    async def _read_history(self, now: float) -> None:
         if self.history.stale(now):
             await self.reload_history()
-        elif self.history.behind(now):
+        else:
             async with self.read() as conn:
                 await self.history.catch_up(conn, now)
-        return self.history
 
     def public_base_url(self) -> str:
         if self.settings.public_url:
