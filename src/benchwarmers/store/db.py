@@ -3,7 +3,8 @@
 SQLite allows one writer at a time. Writes therefore go through their own engine with a single
 connection that starts every transaction with BEGIN IMMEDIATE: writers in this process queue for
 that connection instead of failing with "database is locked", and a writer in another process
-(the CLI) is waited for by busy_timeout. Reads use a separate pool and never block on writes (WAL).
+(the CLI, another worker) is waited for in short asyncio sleeps (`_begin_immediate`). Reads use a
+separate pool and never block on writes (WAL).
 """
 
 from __future__ import annotations
