@@ -315,10 +315,7 @@ class UpstreamPool:
         """POST one chat completion. `timeout` bounds the whole call, waiting for a slot included;
         `cap` bounds the answer (in bytes) and how much of the reply is read."""
         reply = await self._post_seat(endpoint, "/chat/completions", body, timeout, cap)
-        secrets = _secrets(endpoint)
-        if not 200 <= reply.status < 300:
-            raise classify_response(reply.status, reply.headers, reply.body, secrets)
-        return bounded(_chat_result(reply, secrets), cap, reply.cut)
+        return bounded(_chat_result(reply, _secrets(endpoint)), cap, reply.cut)
 
     async def respond(
         self,
@@ -331,8 +328,6 @@ class UpstreamPool:
         Response read back as a chat result (upstream/responses_client.py)."""
         reply = await self._post_seat(endpoint, "/responses", responses_request(body), timeout, cap)
         secrets = _secrets(endpoint)
-        if not 200 <= reply.status < 300:
-            raise classify_response(reply.status, reply.headers, reply.body, secrets)
         data = _parsed(reply, secrets) if reply.cut else None
         text, calls, usage, finish, model = read_response(reply.status, reply.headers, reply.body, secrets, data)
         result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
@@ -372,7 +367,8 @@ class UpstreamPool:
         timeout: float,  # noqa: ASYNC109
         cap: int | None = None,
     ) -> _Reply:
-        """One seat's POST on `http1`: `timeout` covers the wait for a slot, the connection and the reply.
+        """One seat's POST on `http1` (a status other than 2xx is raised as its failure): `timeout` covers
+        the wait for a slot, the connection and the reply.
         With an answer `cap` the reply is read up to `read_limit(cap)` bytes and may come back `cut`
         (its connection closed, never reused); without one, a reply past MAX_RESPONSE_BYTES fails."""
         limit = MAX_RESPONSE_BYTES if cap is None else read_limit(cap)
@@ -398,6 +394,8 @@ class UpstreamPool:
                 f"response larger than {MAX_RESPONSE_BYTES // (1024 * 1024)} MB",
                 status=reply.status,
             )
+        if not 200 <= reply.status < 300:
+            raise classify_response(reply.status, reply.headers, reply.body, secrets)
         return _Reply(reply.status, reply.headers, reply.body, time.perf_counter() - started, reply.cut)
 
     async def _exchange(
