@@ -21,7 +21,7 @@ from benchwarmers.bench.tracing import Tracing
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
-from benchwarmers.store.db import create_engine, create_write_engine, migrate, ping, unreachable
+from benchwarmers.store.db import checkpoint, create_engine, create_write_engine, migrate, ping, unreachable
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -61,6 +61,8 @@ class BenchState:
         self._history_read: asyncio.Future[None] | None = None  # the re-read or catch-up in flight
         self._metrics: Metrics | None = None
         self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
+        self._checkpoint: asyncio.Task[None] | None = None
+        self._checkpointed_at = 0.0
 
     @property
     def metrics(self) -> Metrics:
@@ -80,6 +82,8 @@ class BenchState:
         await self.reload_history()
 
     async def close(self) -> None:
+        if self._checkpoint is not None:
+            await asyncio.gather(self._checkpoint, return_exceptions=True)
         await self.clients.aclose()
         await self.signal.aclose()
         if self.write_engine is not None and self.write_engine is not self.engine:
@@ -123,11 +127,30 @@ class BenchState:
             if unreachable(exc):
                 raise DatabaseUnavailable() from exc
             raise
+        self._checkpoint_soon()
         if changed:
             self.invalidate()
             async with self.read() as conn:
                 version = await config_version(conn)
             await self.signal.touch(version)
+
+    def _checkpoint_soon(self) -> None:
+        """At most once a second, a checkpoint of SQLite's log from a reader's connection (its own
+        thread): the writer, in the event loop's thread, does none itself (store/inline_sqlite.py)."""
+        now = time.monotonic()
+        if self.write_engine is self.engine or now - self._checkpointed_at < 1.0:
+            return
+        if self._checkpoint is not None and not self._checkpoint.done():
+            return
+        self._checkpointed_at = now
+        self._checkpoint = asyncio.get_running_loop().create_task(self._run_checkpoint())
+
+    async def _run_checkpoint(self) -> None:
+        try:
+            async with self.read() as conn:
+                await checkpoint(conn)
+        except Exception:  # noqa: S110 - the next write tries again; a log that grows meanwhile is harmless
+            pass
 
     # -- cached state --------------------------------------------------------------------------
 

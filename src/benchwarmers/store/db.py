@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import event, inspect, text
+from sqlalchemy import event, inspect, make_url, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only as await_
+
+from benchwarmers.store.inline_sqlite import inline_creator
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -47,9 +49,12 @@ def _autocommit_driver(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _no_busy_sleeps(dbapi_connection: Any, _record: Any) -> None:
-    # The writer does not use SQLite's own wait for the write lock (`_begin_immediate` does).
+    # The writer does not use SQLite's own wait for the write lock (`_begin_immediate` does), and
+    # never checkpoints (copying the log into the file, with an fsync) in the event loop's thread:
+    # `checkpoint` does it from a reader's connection.
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA busy_timeout=0")
+    cursor.execute("PRAGMA wal_autocheckpoint=0")
     cursor.close()
 
 
@@ -100,7 +105,13 @@ def create_write_engine(url: str, reader: AsyncEngine) -> AsyncEngine:
     if not url.startswith("sqlite"):
         return reader
     engine = create_async_engine(
-        url, connect_args={"timeout": 10}, pool_size=1, max_overflow=0, pool_timeout=60, **JSON_CODEC
+        url,
+        async_creator=inline_creator(make_url(url).database or ""),
+        pool_size=1,
+        max_overflow=0,
+        pool_timeout=60,
+        pool_reset_on_return=None,  # every use ends in a commit or a rollback (`BenchState.write`)
+        **JSON_CODEC,
     )
     event.listen(engine.sync_engine, "connect", _tune_sqlite)
     event.listen(engine.sync_engine, "connect", _no_busy_sleeps)
@@ -181,6 +192,12 @@ _AWAY = ("08", "57P", "53")
 def _server_gone(error: BaseException | None) -> bool:
     state = getattr(error, "sqlstate", None)
     return isinstance(state, str) and state.startswith(_AWAY)
+
+
+async def checkpoint(conn: AsyncConnection) -> None:
+    """Copy SQLite's write-ahead log into the database file without blocking writers (PASSIVE)."""
+    if conn.dialect.name == "sqlite":
+        await conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
 
 async def ping(conn: AsyncConnection) -> None:
