@@ -136,7 +136,7 @@ def python_env() -> dict[str, str]:
     return env
 
 
-def start_fake(latency: float, endpoints: int, logs: Path) -> tuple[Process, int]:
+def start_fake(latency: float, endpoints: int, logs: Path, jitter: float = 0.0) -> tuple[Process, int]:
     port = free_port()
     argv = [
         sys.executable,
@@ -147,6 +147,8 @@ def start_fake(latency: float, endpoints: int, logs: Path) -> tuple[Process, int
         str(latency),
         "--endpoints",
         str(endpoints),
+        "--jitter",
+        str(jitter),
     ]
     fake = Process("fake upstream", argv, env=python_env(), log=logs / "upstream.log")
     wait_for_port(port, fake.popen, "fake upstream")

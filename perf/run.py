@@ -226,6 +226,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     add("--tails", action="store_true", help="tails at a slow provider with the instrumented server")
     add("--tails-latency", type=float, default=0.5, help="the tails fleet's provider latency in seconds (0.5)")
+    add(
+        "--tails-jitter",
+        type=float,
+        default=0.0,
+        help="the tails provider's latency varies by ± this share (0: fixed; 0.1: 450-550 ms)",
+    )
     add("--tails-concurrency", type=_ints, default="16,64", help="tails concurrencies (16,64)")
     add("--tails-modes", type=_words, default="json", help="tails modes (json)")
     add(

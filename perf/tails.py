@@ -203,7 +203,7 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
     here = logs / "tails"
     here.mkdir(parents=True, exist_ok=True)
     probes = here / "probes.jsonl"
-    fake, fake_port = start_fake(args.tails_latency, args.endpoints, here)
+    fake, fake_port = start_fake(args.tails_latency, args.endpoints, here, args.tails_jitter)
     bench = Bench(here)
     ceilings = Ceilings(fake, fake_port, args.tails_latency, quick=args.quick, count=None)
     results: list[Result] = []
@@ -224,6 +224,8 @@ async def tails(args: argparse.Namespace, logs: Path, progress: Any) -> dict[str
                     if not args.tails_count:
                         measured = max(8 * concurrency, 160) if args.quick else max(20 * concurrency, 400)
                     name = f"five: 3 members + 2 explorers, {args.tails_latency * 1000:g} ms provider"
+                    if args.tails_jitter:
+                        name += f" ± {args.tails_jitter:.0%}"
                     scenario = Scenario(name, COLLECTION, concurrency, measured, warmup, stream, 5)
                     waited = run_queue_wait(bench.process.pid)
                     result, load = await run_scenario_load(

@@ -68,8 +68,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--latency", type=float, default=0.05, help="seconds before every answer")
     parser.add_argument("--endpoints", type=int, default=len(MODELS), help="endpoints the roster is spread over")
+    parser.add_argument(
+        "--jitter", type=float, default=0.0, help="each answer's latency drawn from latency × (1 ± jitter) (0: fixed)"
+    )
     args = parser.parse_args(argv)
-    fake = FakeUpstream(args.port, default_latency=args.latency, record=False)
+    spread = (args.latency * (1 - args.jitter), args.latency * (1 + args.jitter))
+    fake = FakeUpstream(args.port, default_latency=spread if args.jitter else args.latency, record=False)
     for endpoint in range(1, args.endpoints + 1):
         fake.listing(f"/e{endpoint}/v1/models", listing(endpoint_models(endpoint, args.endpoints)))
     run_forever(fake)

@@ -62,7 +62,7 @@ class FakeUpstream:
         port: int = 0,
         *,
         host: str = "127.0.0.1",
-        default_latency: float | None = None,
+        default_latency: float | tuple[float, float] | None = None,
         require_key: str | None = None,
         record: bool = True,
         tls: ssl.SSLContext | None = None,  # served over https with this context's certificate
@@ -70,7 +70,7 @@ class FakeUpstream:
         self.host = host
         self.tls = tls
         self.port = port
-        # None: unscripted models answer 404 like OpenAI; a number: every model answers.
+        # None: unscripted models answer 404 like OpenAI; a number (or a range to draw from): every model answers.
         self.default_latency = default_latency
         self.require_key = require_key
         self.record = record
