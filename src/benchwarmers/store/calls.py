@@ -11,6 +11,7 @@ from sqlalchemy import Select, Text, and_, bindparam, cast, func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from benchwarmers.store.bulk import insert_rows, update_rows
 from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, PublicVerdict, Replay, SeatRow
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
@@ -36,23 +37,16 @@ class PanelIdTaken(Exception):
 
 async def reserve_panels(conn: AsyncConnection, panel_rows: Sequence[Mapping[str, Any]]) -> None:
     """Reserve panel ids before their seats are called: a row without a response (not listed yet)."""
-    if not panel_rows:
-        return
     try:
-        await conn.execute(panels.insert(), list(panel_rows))
+        await insert_rows(conn, panels, panel_rows)
     except IntegrityError:
         raise PanelIdTaken(", ".join(p["id"] for p in panel_rows)) from None
 
 
 async def finish_panels(conn: AsyncConnection, panel_rows: Sequence[PanelRow], seat_rows: Sequence[SeatRow]) -> None:
     """Fill in reserved panels and write all their seats, in two statements (the group commit)."""
-    if panel_rows:
-        query = panels.update().where(panels.c.id == bindparam("panel_key"))
-        await conn.execute(
-            query, [{**{k: v for k, v in p.items() if k != "id"}, "panel_key": p["id"]} for p in panel_rows]
-        )
-    if seat_rows:
-        await conn.execute(seats.insert(), list(seat_rows))
+    await update_rows(conn, panels, "id", panel_rows)
+    await insert_rows(conn, seats, seat_rows)
 
 
 async def drop_reservation(conn: AsyncConnection, panel_id: str) -> None:

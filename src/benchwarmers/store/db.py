@@ -78,7 +78,8 @@ def _begin_immediate(conn: Connection) -> None:
         pause = min(pause * 2, _LONGEST_PAUSE)
 
 
-def _json_dumps(value: object) -> str:
+def json_dumps(value: object) -> str:
+    """How a JSON column's value is stored (None too: as `null`, as SQLAlchemy's JSON type does)."""
     return orjson.dumps(value).decode()
 
 
@@ -88,7 +89,7 @@ def _json_loads(value: object) -> object:
 
 
 # Every engine: our JSON codec, and statement parameters (prompts, answers) left out of error messages.
-JSON_CODEC = {"json_serializer": _json_dumps, "json_deserializer": _json_loads, "hide_parameters": True}
+JSON_CODEC = {"json_serializer": json_dumps, "json_deserializer": _json_loads, "hide_parameters": True}
 
 
 def create_engine(url: str) -> AsyncEngine:

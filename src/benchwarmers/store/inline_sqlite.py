@@ -45,6 +45,11 @@ class InlineConnection(aiosqlite.Connection):
         super().__init__(connector, iter_chunk_size=64)
         self._tx = _RunAtOnce()  # type: ignore[assignment]
 
+    @property
+    def raw(self) -> sqlite3.Connection | None:
+        """The `sqlite3` connection itself, for statements made in place (store/bulk.py)."""
+        return self._connection
+
     def __await__(self) -> Any:
         return self._connect().__await__()
 
