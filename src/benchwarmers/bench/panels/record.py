@@ -36,6 +36,15 @@ class _Pending:
     estimate: int = 0
 
 
+def _settle(done: asyncio.Future[None], error: Exception | None = None) -> None:
+    if done.done():  # its caller went away (cancelled)
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)
+
+
 class Recorder:
     def __init__(self, state: BenchState) -> None:
         self.state = state
@@ -64,8 +73,9 @@ class Recorder:
         self.state.metrics.queue.inc()
         if self._task is None or self._task.done():
             self._task = loop.create_task(self._drain())
-        # Shielded: a caller that goes away must not cancel a commit that holds other panels.
-        await asyncio.shield(pending.done)
+        # The commit runs in the drain task, so a caller that goes away (cancelling its own future)
+        # cancels nothing that holds other panels; `_settle` skips a future no one waits for.
+        await pending.done
 
     async def _drain(self) -> None:
         while self._queue:
@@ -79,12 +89,12 @@ class Recorder:
                     try:
                         await self._commit([pending])
                     except Exception as exc:
-                        pending.done.set_exception(exc)
+                        _settle(pending.done, exc)
                     else:
-                        pending.done.set_result(None)
+                        _settle(pending.done)
             else:
                 for pending in batch:
-                    pending.done.set_result(None)
+                    _settle(pending.done)
 
     async def _commit(self, batch: list[_Pending]) -> None:
         snapshot = await self.state.snapshot()
