@@ -119,9 +119,11 @@ def tables(payload: dict[str, Any]) -> list[Section]:
 def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
     m = payload["machine"]
     idle = f" · idle RSS {payload['idle_rss_mb']} MB" if payload["idle_rss_mb"] else ""
+    jitter = float(payload["options"].get("jitter") or 0)
+    spread = f" ± {jitter:.0%}" if jitter else ""
     console.print(
         f"\n{m['date']} · {m['nproc']} cores · {m['cpu']} · Python {m['python']} · "
-        f"fake latency {payload['options']['latency']} s{idle}"
+        f"fake latency {payload['options']['latency']} s{spread}{idle}"
     )
     found = tables(payload)
     busiest = payload.pop("_busiest")
@@ -138,8 +140,8 @@ def print_tables(payload: dict[str, Any], as_markdown: bool) -> None:
     if as_markdown:
         console.print(
             f"\nMeasured {m['date']} on {m['nproc']} cores ({m['cpu']}), Python {m['python']}, fake latency "
-            f"{payload['options']['latency']} s, idle RSS {payload['idle_rss_mb']} MB; other work on the machine "
-            f"used up to {busiest:.0f}% CPU during the run.",
+            f"{payload['options']['latency']} s{spread}, idle RSS {payload['idle_rss_mb']} MB; other work on the "
+            f"machine used up to {busiest:.0f}% CPU during the run.",
             markup=False,
         )
         for title, headers, data in found:

@@ -157,6 +157,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     add("--quick", action="store_true", help="few requests per scenario, no side-by-side run (about a minute)")
     add("--latency", type=float, default=0.05, help="the fake provider's fixed latency in seconds (0.05)")
     add(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="the provider's latency varies by ± this share (0: fixed; 0.1: 45-55 ms); see BENCHMARKS.md on why",
+    )
+    add(
         "--endpoints",
         type=int,
         default=len(MODELS),
@@ -277,7 +283,7 @@ async def measure(args: argparse.Namespace, logs: Path) -> dict[str, Any]:
     image = side = scaled = tails_found = None
     idle = 0.0
     if args.main or args.scaling or args.litellm or args.portkey:
-        fake, fake_port = start_fake(args.latency, args.endpoints, logs)
+        fake, fake_port = start_fake(args.latency, args.endpoints, logs, args.jitter)
         bench = Bench(logs)
         ceilings = Ceilings(fake, fake_port, args.latency, quick=args.quick, count=args.count)
         try:

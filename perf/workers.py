@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import os
 import re
 import subprocess
 import tempfile
@@ -119,11 +120,22 @@ async def measure(
         # Where the two cores went: the bench, the fake provider, and everything together.
         "bench cores": cpu / load.seconds,
         "fake cores": fake_cpu / load.seconds,
+        "driver cores": load.driver_cpu / load.seconds,
         "machine busy %": 100 * busy,
         "of which interrupts %": 100 * interrupts,
         # The driver's connections as the workers accepted them: a busy worker can take most of them.
         "most connections on one worker": float(spread[0]) if spread else 0.0,
     }
+
+
+def machine_ceiling(one_worker: dict[str, float], cores: int) -> float:
+    """The panels/s this machine could give two workers: every core busy with the bench, the fake
+    provider and the driver, each at the CPU per panel measured with one worker (the kernel's own
+    share left out, so this is an upper bound), and never more than twice one worker."""
+    per_panel = (one_worker["bench cores"] + one_worker["fake cores"] + one_worker["driver cores"]) / one_worker[
+        "panels/s"
+    ]
+    return min(2 * one_worker["panels/s"], cores / per_panel)
 
 
 def main() -> None:
@@ -167,7 +179,14 @@ def main() -> None:
     for key in next(iter(rows.values())):
         console.print(f"{key:<22}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
     if 1 in rows and 2 in rows:
-        console.print(f"speed-up: {rows[2]['panels/s'] / rows[1]['panels/s']:.2f}x")
+        speed_up = rows[2]["panels/s"] / rows[1]["panels/s"]
+        console.print(f"speed-up: {speed_up:.2f}x")
+        ceiling = machine_ceiling(rows[1], os.cpu_count() or 1)
+        console.print(
+            f"what {os.cpu_count()} cores allow at --workers 1's CPU per panel (bench + fake + driver): "
+            f"{ceiling:.0f} panels/s ({ceiling / rows[1]['panels/s']:.2f}x); --workers 2 reached "
+            f"{rows[2]['panels/s'] / ceiling:.0%} of it"
+        )
     console.print(f"logs in {logs}")
 
 
