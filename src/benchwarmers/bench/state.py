@@ -25,6 +25,10 @@ from benchwarmers.store.db import checkpoint, create_engine, create_write_engine
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
+# SQLite's log is checkpointed after this many commits, or this many seconds with any commit.
+CHECKPOINT_COMMITS = 256
+CHECKPOINT_SECONDS = 10.0
+
 
 class DatabaseUnavailable(Unavailable):
     """The database cannot be reached now: nothing was written by the request that got this; the
@@ -63,6 +67,7 @@ class BenchState:
         self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
         self._checkpoint: asyncio.Task[None] | None = None
         self._checkpointed_at = 0.0
+        self._commits_since_checkpoint = 0
 
     @property
     def metrics(self) -> Metrics:
@@ -135,14 +140,19 @@ class BenchState:
             await self.signal.touch(version)
 
     def _checkpoint_soon(self) -> None:
-        """At most once a second, a checkpoint of SQLite's log from a reader's connection (its own
-        thread): the writer, in the event loop's thread, does none itself (store/inline_sqlite.py)."""
+        """A checkpoint of SQLite's log from a reader's connection (its own thread): the writer, in
+        the event loop's thread, does none itself (store/inline_sqlite.py). At most once a second,
+        and under light load only every CHECKPOINT_COMMITS commits or CHECKPOINT_SECONDS: each one
+        costs a few milliseconds whatever it copies (an fsync among them)."""
         now = time.monotonic()
+        self._commits_since_checkpoint += 1
         if self.write_engine is self.engine or now - self._checkpointed_at < 1.0:
+            return
+        if self._commits_since_checkpoint < CHECKPOINT_COMMITS and now - self._checkpointed_at < CHECKPOINT_SECONDS:
             return
         if self._checkpoint is not None and not self._checkpoint.done():
             return
-        self._checkpointed_at = now
+        self._checkpointed_at, self._commits_since_checkpoint = now, 0
         self._checkpoint = asyncio.get_running_loop().create_task(self._run_checkpoint())
 
     async def _run_checkpoint(self) -> None:

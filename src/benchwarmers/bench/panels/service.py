@@ -435,7 +435,8 @@ class Panels:
             self.state.metrics.unrecorded(panel.collection["name"])
             raise
         self.state.metrics.panel(panel.collection["name"], outcomes)
-        self.state.tracing.seats(await self.state.snapshot(), outcomes)
+        if self.state.tracing.tracer() is not None:  # else no snapshot is needed (a stat call)
+            self.state.tracing.seats(await self.state.snapshot(), outcomes)
         for o in outcomes:
             if o.seat in calls.SEATED_KINDS and o.status not in calls.NOT_CALLED:
                 self.state.history.seated(o.alias, panel.shape, now)
