@@ -15,6 +15,7 @@ from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
+from benchwarmers.bench.panels.run import ClientGone
 from benchwarmers.bench.records import Collection
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
@@ -110,7 +111,7 @@ async def retrieve_model(model_id: str, caller: GatewayCaller, bench: BenchDep) 
     return json_response(found)
 
 
-async def _watch_disconnect(request: Request, event: asyncio.Event) -> None:
+async def _watch_disconnect(request: Request, event: ClientGone) -> None:
     while True:
         message = await request.receive()
         if message["type"] == "http.disconnect":
@@ -153,7 +154,7 @@ async def serve_panel(
     panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id())
     del body
     headers = {"x-request-id": panel.panel_id}
-    disconnected = asyncio.Event()
+    disconnected = ClientGone()
     if panel.stream:
         return StreamingResponse(
             _stream(bench, panel, idempotency_key, disconnected, wire),
@@ -186,7 +187,7 @@ def _answer(reply: ChatCompletion, stream: bool, include_usage: bool, wire: Wire
 
 
 async def _stream(
-    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: asyncio.Event, wire: Wire
+    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: ClientGone, wire: Wire
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
     still running; the panel is still recorded (the task outlives this generator)."""

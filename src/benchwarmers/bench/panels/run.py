@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -28,6 +28,35 @@ from benchwarmers.store.calls import RETIRED
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 
 CANCELLED = "cancelled: client disconnected"
+
+
+class ClientGone:
+    """Set once the client that asked for a panel has gone away. What waits on it is called back at
+    once, in the setter's turn: no task per panel sits waiting for a client that nearly always stays."""
+
+    def __init__(self) -> None:
+        self._gone = False
+        self._callbacks: list[Callable[[], None]] = []
+
+    def set(self) -> None:
+        if self._gone:
+            return
+        self._gone = True
+        for callback in self._callbacks:
+            callback()
+        self._callbacks.clear()
+
+    def is_set(self) -> bool:
+        return self._gone
+
+    def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when the client goes (now, if it has); returns what forgets it."""
+        if self._gone:
+            callback()
+            return lambda: None
+        self._callbacks.append(callback)
+        return lambda: self._callbacks.remove(callback) if callback in self._callbacks else None
+
 
 Pace = Slot | Refusal
 
@@ -162,7 +191,7 @@ async def run_seats(
     snapshot: Snapshot,
     panel: PreparedPanel,
     seat_timeout: float,
-    disconnected: asyncio.Event | None = None,
+    disconnected: ClientGone | None = None,
 ) -> list[SeatOutcome]:
     """Call every seat at once; when the client goes away, cancel those still running."""
     explorers = await fill_explorers(pacer, snapshot, panel.plan, panel.tokens)
@@ -187,21 +216,18 @@ async def run_seats(
         )
         for seat, pace in seats
     ]
-    waiter = asyncio.ensure_future(disconnected.wait()) if disconnected is not None else None
-    if waiter is not None:
 
-        def client_left(event: asyncio.Future[Any]) -> None:
-            if not event.cancelled():
-                for task in tasks:
-                    task.cancel()  # a seat already done is left as it is
+    def client_left() -> None:
+        for task in tasks:
+            task.cancel()  # a seat already done is left as it is
 
-        waiter.add_done_callback(client_left)
+    forget = disconnected.on_set(client_left) if disconnected is not None else None
     try:
         # One wait for all the seats (a wait per finished seat re-registers on every one still running).
         await asyncio.gather(*tasks, return_exceptions=True)
     finally:
-        if waiter is not None:
-            waiter.cancel()
+        if forget is not None:
+            forget()
     outcomes = []
     for (seat, _), task in zip(seats, tasks, strict=True):
         exc = task.exception() if not task.cancelled() else None

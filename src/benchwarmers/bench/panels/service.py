@@ -42,7 +42,7 @@ from benchwarmers.bench.panels.reply import (
     sum_usage,
     verdict_hint,
 )
-from benchwarmers.bench.panels.run import call_model, run_seats
+from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable
@@ -207,7 +207,7 @@ class Panels:
         self,
         panel: PreparedPanel,
         idempotency_key: str | None = None,
-        disconnected: asyncio.Event | None = None,
+        disconnected: ClientGone | None = None,
     ) -> ChatCompletion:
         key = (panel.caller, idempotency_key or panel.request_hash)
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
@@ -238,7 +238,7 @@ class Panels:
             log.warning("could not drop the reservation of failed panel %s (%s)", panel_id, type(exc).__name__)
 
     async def _run(
-        self, panel: PreparedPanel, idempotency_key: str | None, disconnected: asyncio.Event | None
+        self, panel: PreparedPanel, idempotency_key: str | None, disconnected: ClientGone | None
     ) -> ChatCompletion:
         snapshot = await self.state.snapshot()
         started = time.perf_counter()
