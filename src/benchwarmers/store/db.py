@@ -32,7 +32,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 LOCK_WAIT_SECONDS = 10.0
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.0002, 0.005
 _READER_WAIT_MS = 10_000  # SQLite's own wait for a lock, on every connection but the writer
-_RESTART_WAIT_MS = 2  # how long a checkpoint's RESTART waits for readers to leave the log
+_RESTART_WAIT_MS = 2  # how long a checkpoint's RESTART waits for the writer's turn and for readers
 
 
 def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
@@ -204,8 +204,8 @@ async def checkpoint(conn: AsyncConnection) -> None:
     the writer, and SQLite only starts the log over once every frame is copied, so on its own the
     log grew by ~13 MB a second at 300 panels/s (and every page lookup searched it). RESTART copies
     the few frames written since, holding writers off meanwhile (the writer waits for the lock in
-    asyncio sleeps), and gives up at once rather than wait for a long reader: the next try is a
-    second later.
+    asyncio sleeps), and gives up after `_RESTART_WAIT_MS` rather than wait for a long reader or a
+    descheduled writer: the next checkpoint tries again.
     """
     if conn.dialect.name != "sqlite":
         return
