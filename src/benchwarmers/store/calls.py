@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
@@ -23,6 +24,7 @@ RETIRED = "retired"  # a member or nominee recorded in its seat but not asked: i
 # Recorded but never called: paced (no slot under a limit), cooling (after a 429), retired. Not seated,
 # judged, owed or counted as a failure: they say nothing of the model.
 NOT_CALLED = ("paced", "cooling", RETIRED)
+RECLAIM_TRIES = 40  # a purge's log-emptying checkpoint is tried for up to ~2 s
 
 
 async def insert_panel(conn: AsyncConnection, panel: PanelRow, seat_rows: Sequence[SeatRow]) -> None:
@@ -470,5 +472,10 @@ async def reclaim_space(engine: AsyncEngine) -> bool:
             await conn.exec_driver_sql("VACUUM FULL panels, seats, verdicts")
             return True
         await conn.exec_driver_sql("VACUUM")
-        busy = (await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()[0]  # (busy, pages, done)
-        return not busy
+        # Busy while another checkpoint runs (the server's own, once a second at most): try again.
+        for _ in range(RECLAIM_TRIES):
+            busy = (await conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")).one()[0]  # (busy, pages, done)
+            if not busy:
+                return True
+            await asyncio.sleep(0.05)
+        return False
