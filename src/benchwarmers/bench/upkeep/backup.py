@@ -47,10 +47,7 @@ async def restore_from(state: BenchState, source: Path) -> str:
     if revision is None:
         raise InvalidRequest(f"{source} is not a Benchwarmers database backup (no such file, or no schema in it)")
     # Our own connections are closed first: the copy takes the file's lock for as long as it runs.
-    if state.engine is not None:
-        await state.engine.dispose()
-    if state.write_engine is not None:
-        await state.write_engine.dispose()
+    await state.close_connections()
     backup.restore_file(source, database)
     if state.write_engine is not None:
         await migrate(state.write_engine)  # a backup from an older version is brought forward
