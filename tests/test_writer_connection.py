@@ -18,6 +18,12 @@ from benchwarmers.store.records import PanelRow
 from tests.test_bulk_rows import panel
 
 
+def reservation(panel_id: str) -> dict[str, object]:
+    """A panel id reserved as `Panels.prepare` reserves it: no response yet (SQL NULL)."""
+    row = panel(panel_id)
+    return {key: value for key, value in row.items() if key not in ("response", "seconds", "note", "idempotency_key")}
+
+
 async def _ids(state: BenchState) -> list[str]:
     async with state.read() as conn:
         return list((await conn.execute(text("SELECT id FROM panels ORDER BY id"))).scalars())
@@ -121,3 +127,33 @@ def test_closing_the_connections_releases_the_file_and_the_next_write_reopens(tm
             await state.close()
 
     assert asyncio.run(main()) == ["p-1", "p-2"]
+
+
+def test_rows_written_in_place_and_through_sqlalchemy_share_one_transaction(tmp_path: Path) -> None:
+    """The writer's transaction is begun on its sqlite3 connection; a SQLAlchemy statement inside joins
+    it, so both kinds of write commit together, or roll back together."""
+
+    async def main() -> tuple[bool, bool, list[str], list[str]]:
+        state = BenchState(Settings(home=tmp_path / "home"))
+        await state.open()
+        try:
+            async with state.write() as conn:
+                await calls.reserve_panels(conn, [reservation("p-1")])  # in place (store/bulk.py)
+                began_by_sqlalchemy = conn.in_transaction()
+                await calls.drop_reservation(conn, "p-1")  # a SQLAlchemy statement
+                await calls.reserve_panels(conn, [reservation("p-2")])
+                joined = conn.in_transaction()
+            committed = await _ids(state)
+            with pytest.raises(RuntimeError):
+                async with state.write() as conn:
+                    await calls.reserve_panels(conn, [reservation("p-3")])
+                    await calls.drop_reservation(conn, "p-2")
+                    raise RuntimeError("after both kinds of write")
+            return began_by_sqlalchemy, joined, committed, await _ids(state)
+        finally:
+            await state.close()
+
+    began_by_sqlalchemy, joined, committed, after_failure = asyncio.run(main())
+    assert (began_by_sqlalchemy, joined) == (False, True)
+    assert committed == ["p-2"]  # the delete saw the row written in place: one transaction
+    assert after_failure == ["p-2"]  # p-3 and the delete of p-2 rolled back together

@@ -22,7 +22,15 @@ from benchwarmers.bench.tracing import Tracing
 from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
-from benchwarmers.store.db import checkpoint, create_engine, create_write_engine, migrate, ping, unreachable
+from benchwarmers.store.db import (
+    checkpoint,
+    create_engine,
+    create_write_engine,
+    migrate,
+    ping,
+    unreachable,
+    writer_transaction,
+)
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -176,7 +184,7 @@ class BenchState:
                 self._writer = await engine.connect()
             conn = self._writer
             try:
-                async with conn.begin():
+                async with writer_transaction(conn):
                     yield conn
             except BaseException:
                 # A transaction that could not begin, commit or roll back leaves the connection

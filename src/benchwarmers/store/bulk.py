@@ -22,16 +22,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.db import json_dumps
-from benchwarmers.store.inline_sqlite import InlineConnection
+from benchwarmers.store.inline_sqlite import writer_connection
 
 Encode = Callable[[Mapping[str, Any]], tuple[Any, ...]]
 _SQLITE = sqlite.dialect(paramstyle="qmark")
-
-
-def writer_connection(conn: AsyncConnection) -> sqlite3.Connection | None:
-    """The SQLite writer's `sqlite3` connection behind `conn`, if that is what `conn` is."""
-    driver = conn.sync_connection.connection.driver_connection if conn.sync_connection is not None else None
-    return driver.raw if isinstance(driver, InlineConnection) else None
 
 
 async def insert_rows(conn: AsyncConnection, table: Table, rows: Sequence[Mapping[str, Any]]) -> None:

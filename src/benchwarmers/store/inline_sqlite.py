@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aiosqlite
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 
 class _RunAtOnce:
@@ -71,6 +72,12 @@ class InlineConnection(aiosqlite.Connection):
 
     async def close(self) -> None:
         self.stop()
+
+
+def writer_connection(conn: AsyncConnection) -> sqlite3.Connection | None:
+    """The SQLite writer's `sqlite3` connection behind `conn`, if that is what `conn` is."""
+    driver = conn.sync_connection.connection.driver_connection if conn.sync_connection is not None else None
+    return driver.raw if isinstance(driver, InlineConnection) else None
 
 
 def inline_creator(database: str) -> Callable[[], Any]:
