@@ -161,8 +161,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dump-every", type=float, default=0.5, help="seconds between dumps (0.5)")
     args = parser.parse_args(argv)
 
-    import uvicorn
-
     from benchwarmers.server import listen
     from benchwarmers.server.app import create_app
     from benchwarmers.settings import Settings
@@ -174,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     probe = Probe(args.lag_interval, args.lag_floor)
     hook_recorder(probe)
     config = listen.uvicorn_config(create_app(settings), settings)
-    server = uvicorn.Server(config)
+    server = listen.QuietServer(config)  # as `benchwarmers serve` runs it
 
     async def serve() -> None:
         gc.callbacks.append(probe.on_gc)

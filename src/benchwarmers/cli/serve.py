@@ -21,7 +21,6 @@ def serve(
     ),
 ) -> None:
     """Serve the bench: OpenAI-compatible gateway, verdicts, API and dashboard."""
-    import uvicorn
 
     from benchwarmers.server import listen
     from benchwarmers.server.app import create_app
@@ -57,7 +56,7 @@ def serve(
     if workers > 1:
         serve_workers(settings, sockets, workers)
         return
-    server = uvicorn.Server(listen.uvicorn_config(create_app(settings), settings))
+    server = listen.QuietServer(listen.uvicorn_config(create_app(settings), settings))
     try:
         server.run(sockets=sockets)
     except KeyboardInterrupt:
