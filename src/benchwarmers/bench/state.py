@@ -104,14 +104,15 @@ class BenchState:
         await self.reload_history()
 
     async def close(self) -> None:
-        if self._checkpoint is not None:
-            await asyncio.gather(self._checkpoint, return_exceptions=True)
         await self.clients.aclose()
         await self.signal.aclose()
         await self.close_connections()
 
     async def close_connections(self) -> None:
-        """Close every database connection this process holds (the next use opens new ones)."""
+        """Close every database connection this process holds (the next use opens new ones), once a
+        checkpoint in progress is done with its own."""
+        if self._checkpoint is not None:
+            await asyncio.gather(self._checkpoint, return_exceptions=True)
         await self._drop_writer()
         if self.write_engine is not None and self.write_engine is not self.engine:
             await self.write_engine.dispose()

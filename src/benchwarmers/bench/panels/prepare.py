@@ -46,6 +46,7 @@ class PreparedPanel:
     created: float = field(default_factory=time.time)
     decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
     checks: dict[str, Any] = field(default_factory=dict)  # tools, tool_choice, response_format: what a pick checks
+    snapshot: Snapshot | None = None  # the config it was seated with, which it runs with too
 
 
 @dataclass
@@ -318,4 +319,5 @@ def seat_panel(
         request_hash=body_hash,
         created=now,
         checks={key: body[key] for key in PICK_CHECKS if key in body},
+        snapshot=snapshot,
     )

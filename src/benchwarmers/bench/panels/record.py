@@ -97,14 +97,16 @@ class Recorder:
                     _settle(pending.done)
 
     async def _commit(self, batch: list[_Pending]) -> None:
-        snapshot = await self.state.snapshot()
+        finished = [p for p in batch if p.panel is not None]
+        # What the seats taught is weighed against the current config; reservations need none.
+        snapshot = await self.state.snapshot() if finished else None
         started = time.perf_counter()
         async with self.state.write() as conn:
             await calls.reserve_panels(conn, [p.reservation for p in batch if p.reservation is not None])
-            finished = [p for p in batch if p.panel is not None]
             rows = [p.panel for p in finished if p.panel is not None]
             await calls.finish_panels(conn, rows, [row for p in finished for row in p.seats])
             for pending in finished:
+                assert snapshot is not None
                 await learn_from_seats(
                     conn,
                     snapshot,

@@ -240,7 +240,8 @@ class Panels:
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: ClientGone | None
     ) -> ChatCompletion:
-        snapshot = await self.state.snapshot()
+        # The config the panel was seated with (a look for a newer one costs a stat call and more).
+        snapshot = panel.snapshot or await self.state.snapshot()
         started = time.perf_counter()
         timeout = float(snapshot.gateway["seat_timeout"])
         self.state.clients.configure(int(snapshot.gateway["endpoint_concurrency"]))
