@@ -24,7 +24,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError, R
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 from sqlalchemy.util import await_only as await_
 
-from benchwarmers.store.inline_sqlite import InlineConnection, inline_creator, writer_connection
+from benchwarmers.store.inline_sqlite import inline_creator, writer_connection
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -84,7 +84,7 @@ def _locked(exc: BaseException) -> bool:
 def _begin_immediate(conn: Connection) -> None:
     """BEGIN IMMEDIATE, waiting for another process's write lock without holding the event loop; a
     transaction already open on the driver's connection (`writer_transaction`'s) is joined."""
-    raw = writer_connection_of(conn)
+    raw = writer_connection(conn)
     if raw is not None and raw.in_transaction:
         return
     pauses = _lock_pauses()
@@ -97,11 +97,6 @@ def _begin_immediate(conn: Connection) -> None:
             if not _locked(exc) or pause is None:
                 raise
         await_(asyncio.sleep(pause))  # SQLAlchemy runs this event in its greenlet: a real await
-
-
-def writer_connection_of(conn: Connection) -> sqlite3.Connection | None:
-    driver = conn.connection.driver_connection
-    return driver.raw if isinstance(driver, InlineConnection) else None
 
 
 @asynccontextmanager

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aiosqlite
+from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 
@@ -74,9 +75,11 @@ class InlineConnection(aiosqlite.Connection):
         self.stop()
 
 
-def writer_connection(conn: AsyncConnection) -> sqlite3.Connection | None:
-    """The SQLite writer's `sqlite3` connection behind `conn`, if that is what `conn` is."""
-    driver = conn.sync_connection.connection.driver_connection if conn.sync_connection is not None else None
+def writer_connection(conn: AsyncConnection | Connection) -> sqlite3.Connection | None:
+    """The SQLite writer's `sqlite3` connection behind `conn` (SQLAlchemy's async connection, or the
+    sync one its events see), if that is what `conn` is."""
+    sync = conn.sync_connection if isinstance(conn, AsyncConnection) else conn
+    driver = sync.connection.driver_connection if sync is not None else None
     return driver.raw if isinstance(driver, InlineConnection) else None
 
 
