@@ -213,11 +213,24 @@ class BenchState:
         self._checkpoint = asyncio.get_running_loop().create_task(self._run_checkpoint())
 
     async def _run_checkpoint(self) -> None:
+        # A checkpoint that fails is tried again after the next write; the log grows meanwhile.
+        with contextlib.suppress(Exception):
+            await self.checkpoint()
+
+    async def checkpoint(self) -> None:
+        """Copy SQLite's log into the database file and start it over (store/db.py `checkpoint`),
+        from a reader's connection, with this process's writes held back for its last step."""
+        async with self.read() as conn:
+            await checkpoint(conn, self._writes_held())
+
+    @asynccontextmanager
+    async def _writes_held(self) -> AsyncIterator[None]:
+        async with asyncio.timeout(WRITE_TURN_SECONDS):
+            await self._write_turn.acquire()
         try:
-            async with self.read() as conn:
-                await checkpoint(conn)
-        except Exception:  # noqa: S110 - the next write tries again; a log that grows meanwhile is harmless
-            pass
+            yield
+        finally:
+            self._write_turn.release()
 
     # -- cached state --------------------------------------------------------------------------
 

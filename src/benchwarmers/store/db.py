@@ -13,7 +13,7 @@ import asyncio
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,7 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 LOCK_WAIT_SECONDS = 10.0
 _FIRST_PAUSE, _LONGEST_PAUSE = 0.0002, 0.005
 _READER_WAIT_MS = 10_000  # SQLite's own wait for a lock, on every connection but the writer
-_RESTART_WAIT_MS = 2  # how long a checkpoint's RESTART waits for the writer's turn and for readers
+_RESTART_WAIT_MS = 2  # how long a checkpoint's RESTART waits for another process's writer and for readers
 
 
 def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
@@ -254,22 +254,24 @@ def _server_gone(error: BaseException | None) -> bool:
     return isinstance(state, str) and state.startswith(_AWAY)
 
 
-async def checkpoint(conn: AsyncConnection) -> None:
+async def checkpoint(conn: AsyncConnection, writers_paused: AbstractAsyncContextManager[object]) -> None:
     """Copy SQLite's write-ahead log into the database file, then start the log over.
 
     PASSIVE copies the bulk without blocking anyone. Under steady writes it never catches up with
     the writer, and SQLite only starts the log over once every frame is copied, so on its own the
     log grew by ~13 MB a second at 300 panels/s (and every page lookup searched it). RESTART copies
-    the few frames written since, holding writers off meanwhile (the writer waits for the lock in
-    asyncio sleeps), and gives up after `_RESTART_WAIT_MS` rather than wait for a long reader or a
-    descheduled writer: the next checkpoint tries again.
+    the few frames written since and starts the log over; it runs inside `writers_paused` (this
+    process's writers wait their turn in the event loop), because racing them for the write lock it
+    lost on a slow machine nearly every time. It gives up after `_RESTART_WAIT_MS` rather than wait
+    for another process's writer or a long reader: the next checkpoint tries again.
     """
     if conn.dialect.name != "sqlite":
         return
     await conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
     await conn.exec_driver_sql(f"PRAGMA busy_timeout={_RESTART_WAIT_MS}")
     try:
-        await conn.exec_driver_sql("PRAGMA wal_checkpoint(RESTART)")
+        async with writers_paused:
+            await conn.exec_driver_sql("PRAGMA wal_checkpoint(RESTART)")
     finally:
         await conn.exec_driver_sql(f"PRAGMA busy_timeout={_READER_WAIT_MS}")
 
