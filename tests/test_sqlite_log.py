@@ -4,11 +4,15 @@ bench's log stays the size of what is written between two checkpoints instead of
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from pathlib import Path
 
-from benchwarmers.bench.state import BenchState
+import pytest
+
+from benchwarmers.bench.state import BenchState, checkpoint_due
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
+from benchwarmers.store.db import LogFrames
 from tests.test_bulk_rows import panel
 
 
@@ -50,3 +54,42 @@ def test_the_log_is_reused_after_each_checkpoint(tmp_path: Path) -> None:
     # log over (a busy machine: it tries again at the next). PASSIVE alone: 3, 6, 9 ... 25 MB.
     assert sizes[-1] < 4 * sizes[0], sizes
     print(sizes)
+
+
+def test_log_frames_reads_what_sqlite_reports(tmp_path: Path) -> None:
+    """`LogFrames` (what decides when to checkpoint) agrees with SQLite's own count of the log's frames."""
+    database = tmp_path / "bench.db"
+    frames = LogFrames(f"sqlite+aiosqlite:///{database}")
+    assert frames() == 0  # nothing opened yet
+    connection = sqlite3.connect(database, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+        connection.execute("CREATE TABLE t (x BLOB)")
+        for _ in range(40):
+            connection.execute("INSERT INTO t VALUES (randomblob(3000))")
+        counted = frames()
+        busy, log, copied = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        assert (busy, counted) == (0, log), (counted, log)
+        assert log >= 40 and copied == log
+        connection.execute("PRAGMA wal_checkpoint(RESTART)")
+        connection.execute("INSERT INTO t VALUES (randomblob(3000))")  # the log starts over here
+        assert 0 < frames() < 5
+    finally:
+        connection.close()
+        frames.close()
+    assert LogFrames("postgresql+asyncpg://bench@127.0.0.1/bench")() == 0
+
+
+@pytest.mark.parametrize(
+    ("seconds", "frames", "due"),
+    [
+        (0.5, 50_000, False),  # at most once a second, however long the log
+        (1.0, 999, False),
+        (1.0, 1000, True),  # SQLite's own autocheckpoint size
+        (9.9, 10, False),
+        (10.0, 1, True),  # light load: any commit after 10 s
+    ],
+)
+def test_when_a_checkpoint_is_due(seconds: float, frames: int, due: bool) -> None:
+    assert checkpoint_due(seconds, lambda: frames) is due

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -23,6 +23,7 @@ from benchwarmers.errors import Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
 from benchwarmers.store.db import (
+    LogFrames,
     checkpoint,
     create_engine,
     create_write_engine,
@@ -34,8 +35,10 @@ from benchwarmers.store.db import (
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
-# SQLite's log is checkpointed after this many commits, or this many seconds with any commit.
-CHECKPOINT_COMMITS = 256
+# SQLite's log is checkpointed at most once a second, once it holds this many pages (SQLite's own
+# autocheckpoint) or this many seconds after a commit. Counting commits instead (256) let the log
+# go 5 s and 80 MB between checkpoints under load, where a commit carries dozens of panels.
+CHECKPOINT_FRAMES = 1000
 CHECKPOINT_SECONDS = 10.0
 # How long a write waits for its turn on SQLite's one writer connection before the database counts
 # as unreachable (503): what the writer pool's checkout timeout was.
@@ -53,6 +56,14 @@ class DatabaseUnavailable(Unavailable):
             "the bench's database cannot be reached right now; nothing was recorded, try again shortly",
             headers={"Retry-After": "1"},
         )
+
+
+def checkpoint_due(seconds_since_last: float, log_frames: Callable[[], int]) -> bool:
+    """Whether a commit should start a checkpoint of SQLite's log (`log_frames` is read only when
+    the time alone does not decide)."""
+    if seconds_since_last < 1.0:
+        return False
+    return seconds_since_last >= CHECKPOINT_SECONDS or log_frames() >= CHECKPOINT_FRAMES
 
 
 class BenchState:
@@ -79,7 +90,7 @@ class BenchState:
         self.tracing = Tracing(settings.otlp_endpoint)  # OpenTelemetry, when installed (bench/tracing.py)
         self._checkpoint: asyncio.Task[None] | None = None
         self._checkpointed_at = 0.0
-        self._commits_since_checkpoint = 0
+        self._log_frames = LogFrames(settings.db_url)
         # SQLite: the writer's one connection stays checked out between transactions (a checkout
         # and a return cost more than a small transaction: 55 of its 95 µs), and writes in this
         # process take turns on it.
@@ -114,6 +125,7 @@ class BenchState:
         if self._checkpoint is not None:
             await asyncio.gather(self._checkpoint, return_exceptions=True)
         await self._drop_writer()
+        self._log_frames.close()
         if self.write_engine is not None and self.write_engine is not self.engine:
             await self.write_engine.dispose()
         if self.engine is not None:
@@ -199,17 +211,15 @@ class BenchState:
     def _checkpoint_soon(self) -> None:
         """A checkpoint of SQLite's log from a reader's connection (its own thread): the writer, in
         the event loop's thread, does none itself (store/inline_sqlite.py). At most once a second,
-        and under light load only every CHECKPOINT_COMMITS commits or CHECKPOINT_SECONDS: each one
-        costs a few milliseconds whatever it copies (an fsync among them)."""
+        and under light load only once the log holds CHECKPOINT_FRAMES pages or CHECKPOINT_SECONDS
+        have passed: each one costs a few milliseconds whatever it copies (an fsync among them),
+        and holds this process's writes back for its last step."""
         now = time.monotonic()
-        self._commits_since_checkpoint += 1
-        if self.write_engine is self.engine or now - self._checkpointed_at < 1.0:
-            return
-        if self._commits_since_checkpoint < CHECKPOINT_COMMITS and now - self._checkpointed_at < CHECKPOINT_SECONDS:
+        if self.write_engine is self.engine or not checkpoint_due(now - self._checkpointed_at, self._log_frames):
             return
         if self._checkpoint is not None and not self._checkpoint.done():
             return
-        self._checkpointed_at, self._commits_since_checkpoint = now, 0
+        self._checkpointed_at = now
         self._checkpoint = asyncio.get_running_loop().create_task(self._run_checkpoint())
 
     async def _run_checkpoint(self) -> None:

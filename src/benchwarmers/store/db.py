@@ -10,7 +10,9 @@ separate pool and never block on writes (WAL).
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -252,6 +254,38 @@ _AWAY = ("08", "57P", "53")
 def _server_gone(error: BaseException | None) -> bool:
     state = getattr(error, "sqlstate", None)
     return isinstance(state, str) and state.startswith(_AWAY)
+
+
+class LogFrames:
+    """How many frames (pages) SQLite's write-ahead log holds now, for deciding when to checkpoint.
+
+    Read from the wal-index header (`mxFrame`, bytes 16-19 of the `-shm` file, in the host's byte
+    order: https://sqlite.org/walformat.html), a few microseconds with the file kept open. Commits
+    are a poor measure of the log: one of the recorder's carries anything from one panel to dozens.
+    0 when there is no such file (PostgreSQL, or SQLite not opened yet).
+    """
+
+    def __init__(self, url: str) -> None:
+        database = make_url(url).database if url.startswith("sqlite") else None
+        self._path = Path(f"{database}-shm") if database else None
+        self._fd: int | None = None
+
+    def __call__(self) -> int:
+        if self._path is None:
+            return 0
+        try:
+            if self._fd is None:
+                self._fd = os.open(self._path, os.O_RDONLY)
+            header = os.pread(self._fd, 4, 16)
+        except OSError:
+            return 0
+        return int.from_bytes(header, sys.byteorder) if len(header) == 4 else 0
+
+    def close(self) -> None:
+        """Let go of the file (SQLite deletes it when the last connection closes)."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
 
 async def checkpoint(conn: AsyncConnection, writers_paused: AbstractAsyncContextManager[object]) -> None:
