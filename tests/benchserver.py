@@ -95,6 +95,11 @@ class ServeProcess(BenchServer):
     _log: Any = None
     workers = 1
 
+    @property
+    def pid(self) -> int:
+        assert self._process is not None, "not started"
+        return self._process.pid
+
     def start(self) -> ServeProcess:
         self.settings.ensure_home()
         env = {**os.environ, "BENCHWARMERS_HOME": str(self.settings.home)}

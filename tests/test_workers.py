@@ -48,6 +48,12 @@ def worker_pids(url: str) -> set[str]:
     }
 
 
+def worker_processes(pid: int) -> list[int]:
+    """The serve process's workers: its children that run the app (not multiprocessing's helpers)."""
+    children = [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
+    return [c for c in children if b"multiprocessing.resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
 @pytest.fixture
 def two_hosts(pg_cluster, redis_url, tmp_path: Path, fake) -> Iterator[tuple[ServeProcess, ServeProcess]]:
     """Two `serve` processes, each with a home of its own (as on two machines), one PostgreSQL, one Redis."""
@@ -148,6 +154,12 @@ def test_two_workers_on_sqlite_answer_every_panel_and_count_them_together(tmp_pa
         assert [panels_counted(server.url) for _ in range(4)] == [sent] * 4
         stored = server.admin(lambda bench: bench.log.head(limit=sent + 10))
         assert set(stored["ids"]) == answered
+        # Each worker's loop accepts one waiting connection per wake-up (libuv), so a burst of new
+        # connections is shared between the workers rather than taken by the first awake.
+        workers = worker_processes(server.pid)
+        assert len(workers) == 2
+        for pid in workers:
+            assert b"UV_TCP_SINGLE_ACCEPT=1" in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     finally:
         server.stop()
     log = (server.settings.home / f"serve-{server.port}.log").read_text()
