@@ -1,0 +1,228 @@
+"""`serve --workers 2` beside `--workers 1` with a load that costs almost nothing: nginx as the fake
+provider and wrk as the driver, both in C.
+
+    python perf/workers_native.py                 # 3 rounds of 20 s of five-seat panels per server
+    python perf/workers_native.py --seconds 10 --latency 0.05
+
+On two cores, one worker that saturates its core leaves one core for everything else; two workers
+want both, so whatever the fake provider and the driver spend comes out of the second worker's
+share. `perf/workers.py` measures with the Python fake and driver of every other run (about 0.6
+ms of CPU a panel on this machine, a quarter of the bench's own); here the same panels cost nginx
+and wrk about a tenth of that, so the figures show how far the workers themselves scale.
+
+nginx answers every chat completion after `--latency` (the echo module's `echo_sleep`) with one
+fixed completion, and serves the same model listings as perf/upstream.py. wrk sends five-seat
+panels over 64 connections, each body distinct (a counter), for `--seconds` after a warm-up.
+Needs Debian's `nginx-light`, `libnginx-mod-http-echo` and `wrk` (apt; not project dependencies).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+from driver import chat_body, run_load
+from fleet import Process, free_port, usage_of, wait_for_port
+from report import console
+from upstream import endpoint_models, listing
+from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, machine_busy, machine_ceiling
+
+ENDPOINTS = 8
+ECHO_MODULE = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")
+COMPLETION = orjson.dumps(
+    {
+        "id": "chatcmpl-native",
+        "object": "chat.completion",
+        "created": 1_796_000_000,
+        "model": "answered-by-nginx",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "an answer from the fake provider"},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 6, "total_tokens": 18},
+    }
+).decode()
+# Each request's body differs by its counter: identical bodies would be an SDK's retry to the bench.
+WRK_SCRIPT = """
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+local n = 0
+request = function()
+  n = n + 1
+  return wrk.format(nil, nil, nil,
+    '{"model":"bench/five","max_tokens":64,"messages":[{"role":"user","content":"Name one prime number. (request '
+    .. n .. ')"}]}')
+end
+"""
+
+
+def nginx_config(folder: Path, port: int, latency: float) -> Path:
+    roster = {n: orjson.dumps(listing(endpoint_models(n, ENDPOINTS))).decode() for n in range(1, ENDPOINTS + 1)}
+    listings = "\n".join(f"    location = /e{n}/v1/models {{ return 200 '{body}'; }}" for n, body in roster.items())
+    config = folder / "nginx.conf"
+    config.write_text(f"""
+load_module {ECHO_MODULE};
+worker_processes 1;
+daemon off;
+pid {folder}/nginx.pid;
+error_log {folder}/nginx-error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  keepalive_requests 10000000;
+  keepalive_timeout 300s;
+  client_body_temp_path {folder}/body;
+  server {{
+    listen 127.0.0.1:{port} backlog=2048;
+    default_type application/json;
+    location ~ /chat/completions$ {{
+      echo_read_request_body;
+      echo_sleep {latency};
+      echo -n '{COMPLETION}';
+    }}
+{listings}
+  }}
+}}
+""")
+    return config
+
+
+def run_wrk(port: int, seconds: float, script: Path, sample_at: float = 0.0) -> tuple[str, float, list[int]]:
+    """wrk's report, the CPU seconds it used, and (`sample_at` seconds in) how many of its
+    connections each worker holds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    argv = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{round(seconds)}s", "--latency", "-s", str(script)]
+    argv.append(f"http://127.0.0.1:{port}/v1/chat/completions")
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as driver:
+        spread: list[int] = []
+        if sample_at:
+            time.sleep(sample_at)
+            spread = connections_per_worker(port)
+        report, _ = driver.communicate()
+    if driver.returncode != 0:
+        raise RuntimeError(f"wrk failed:\n{report}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return report, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), spread
+
+
+def milliseconds(report: str, label: str) -> float:
+    match = re.search(rf"^\s*{label}\s+([\d.]+)(us|ms|s)\b", report, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"no {label!r} in wrk's report:\n{report}")
+    return float(match[1]) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[match[2]]
+
+
+def figure(report: str, pattern: str) -> float:
+    match = re.search(pattern, report)
+    return float(match[1]) if match else 0.0
+
+
+def measure(
+    bench: WorkersBench, seconds: float, nginx_pids: list[int], script: Path, latency: float
+) -> dict[str, float]:
+    # First, panels read whole: every seat answers through nginx (wrk sees only the statuses).
+    check = asyncio.run(
+        run_load("127.0.0.1", bench.port, "/v1/chat/completions", chat_body("bench/five"), count=50, concurrency=4)
+    )
+    seats = [len(sample.seats) for sample in check.samples if sample.status == 200]
+    if len(seats) != 50 or set(seats) != {5} or any(sample.seat_errors for sample in check.samples):
+        raise RuntimeError(f"the check's panels did not all seat five answers: {check.samples[:3]}")
+    run_wrk(bench.port, 3, script)  # warm-up: every worker has started, connected and seated panels
+    before, fake_before, machine_before = bench.cpu(), sum(usage_of(p).cpu for p in nginx_pids), machine_busy()
+    report, driver_cpu, spread = run_wrk(bench.port, seconds, script, sample_at=2.0)
+    cpu = bench.cpu() - before
+    fake_cpu = sum(usage_of(p).cpu for p in nginx_pids) - fake_before
+    machine_after = machine_busy()
+    elapsed = max(1, machine_after[1] - machine_before[1])
+    panels = figure(report, r"(\d+) requests in")
+    errors = re.search(r"Socket errors: (.*)", report)
+    return {
+        "panels": panels,
+        "failed (non-2xx)": figure(report, r"Non-2xx or 3xx responses: (\d+)"),
+        "socket errors": float(sum(int(n) for n in re.findall(r"\d+", errors[1]))) if errors else 0.0,
+        "panels/s": figure(report, r"Requests/sec:\s+([\d.]+)"),
+        "p50 ms": milliseconds(report, "50%"),
+        "p99 ms": milliseconds(report, "99%"),
+        "overhead p50 ms": milliseconds(report, "50%") - 1000 * latency,
+        "overhead p99 ms": milliseconds(report, "99%") - 1000 * latency,
+        "bench CPU ms/panel": 1000 * cpu / max(1, panels),
+        "bench cores": cpu / seconds,
+        "fake cores": fake_cpu / seconds,
+        "driver cores": driver_cpu / seconds,
+        "machine busy %": 100 * (machine_after[0] - machine_before[0]) / elapsed,
+        "of which interrupts %": 100 * (machine_after[2] - machine_before[2]) / elapsed,
+        "most connections on one worker": float(spread[0]) if spread else 0.0,
+        # A log that checkpoints cannot start over grows, and every page lookup searches all of it.
+        "SQLite log MB at the end": sum(log.stat().st_size for log in bench.home.rglob("*.db-wal")) / 1e6,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=int, default=20, help="measured seconds per server (20)")
+    parser.add_argument("--latency", type=float, default=0.01, help="the fake provider's latency in seconds (0.01)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds, each server in turn (3)")
+    parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated (1,2)")
+    args = parser.parse_args()
+    missing = [tool for tool in ("nginx", "wrk") if shutil.which(tool) is None] + (
+        [] if ECHO_MODULE.exists() else ["libnginx-mod-http-echo"]
+    )
+    if missing:
+        raise SystemExit(f"needs {', '.join(missing)}: apt-get install nginx-light libnginx-mod-http-echo wrk")
+    logs = Path(tempfile.mkdtemp(prefix="bench-perf-native-"))
+    script = logs / "panels.lua"
+    script.write_text(WRK_SCRIPT)
+    fake_port = free_port()
+    fake = Process("nginx", ["nginx", "-c", str(nginx_config(logs, fake_port, args.latency))], log=logs / "nginx.log")
+    wait_for_port(fake_port, fake.popen, "nginx")
+    nginx_pids = [fake.pid, *children(fake.pid)]
+    counts = [int(w) for w in args.workers.split(",")]
+    runs: dict[int, list[dict[str, float]]] = {w: [] for w in counts}
+    try:
+        for _ in range(args.rounds):  # in turns, so a slow minute of the machine falls on both
+            for workers in counts:
+                bench = WorkersBench(logs)
+                bench.configure(fake_port, ENDPOINTS)
+                bench.start_workers(workers)
+                try:
+                    runs[workers].append(measure(bench, args.seconds, nginx_pids, script, args.latency))
+                finally:
+                    bench.stop()
+                    bench.remove()
+    finally:
+        fake.stop()
+    rows = {w: {key: statistics.median(run[key] for run in runs[w]) for key in runs[w][0]} for w in counts}
+    provider = f"{args.latency * 1000:.0f} ms provider (nginx)"
+    console.print(f"five-seat panels, {CONNECTIONS} connections, {provider}, driver wrk, SQLite")
+    console.print(f"medians of {args.rounds} rounds of {args.seconds} s")
+    console.print(f"{'':<32}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
+    for key in rows[counts[0]]:
+        console.print(f"{key:<32}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
+    if 1 in rows and 2 in rows:
+        each = ", ".join(f"{two['panels/s'] / one['panels/s']:.2f}" for one, two in zip(runs[1], runs[2], strict=True))
+        console.print(f"speed-up: {rows[2]['panels/s'] / rows[1]['panels/s']:.2f}x (rounds: {each})")
+        ceiling = machine_ceiling(rows[1], os.cpu_count() or 1)
+        console.print(
+            f"what {os.cpu_count()} cores allow at --workers 1's CPU per panel (bench + fake + driver): "
+            f"{ceiling:.0f} panels/s ({ceiling / rows[1]['panels/s']:.2f}x); --workers 2 reached "
+            f"{rows[2]['panels/s'] / ceiling:.0%} of it"
+        )
+    console.print(f"logs in {logs}")
+
+
+if __name__ == "__main__":
+    main()
