@@ -81,8 +81,8 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
 
     os.environ["BENCH_BIND"] = settings.bind
     # The workers accept from one shared socket, and libuv (uvloop) accepts every waiting connection
-    # at once: the first worker awake took 45-61 of 64 connections opened together. One accept per
-    # wake-up lets the others take their share (34/30 to 39/25 here).
+    # at once: the first worker awake took 44-61 of 64 connections opened together. One accept per
+    # wake-up lets the others take their share (35-39 on the busier one since).
     os.environ.setdefault("UV_TCP_SINGLE_ACCEPT", "1")
     if settings.metrics_dir is None:
         metrics = settings.home / "metrics"
