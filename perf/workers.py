@@ -138,6 +138,24 @@ def machine_ceiling(one_worker: dict[str, float], cores: int) -> float:
     return min(2 * one_worker["panels/s"], cores / per_panel)
 
 
+def print_comparison(rows: dict[int, dict[str, float]], rounds: str = "") -> None:
+    """The figures per worker count side by side, the speed-up (`rounds`: each round's, when there
+    were several) and what the machine's cores allow."""
+    width = max(len(key) for key in next(iter(rows.values()))) + 2
+    console.print(f"{'':<{width}}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
+    for key in next(iter(rows.values())):
+        console.print(f"{key:<{width}}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
+    if 1 in rows and 2 in rows:
+        per_round = f" (rounds: {rounds})" if rounds else ""
+        console.print(f"speed-up: {rows[2]['panels/s'] / rows[1]['panels/s']:.2f}x{per_round}")
+        ceiling = machine_ceiling(rows[1], os.cpu_count() or 1)
+        console.print(
+            f"what {os.cpu_count()} cores allow at --workers 1's CPU per panel (bench + fake + driver): "
+            f"{ceiling:.0f} panels/s ({ceiling / rows[1]['panels/s']:.2f}x); --workers 2 reached "
+            f"{rows[2]['panels/s'] / ceiling:.0%} of it"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--count", type=int, default=4000, help="measured panels per server (4000)")
@@ -175,18 +193,7 @@ def main() -> None:
         fake.stop()
     store = "PostgreSQL" if databases else "SQLite"
     console.print(f"five-seat panels, {CONNECTIONS} connections, {args.latency * 1000:.0f} ms provider, {store}")
-    console.print(f"{'':<22}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
-    for key in next(iter(rows.values())):
-        console.print(f"{key:<22}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
-    if 1 in rows and 2 in rows:
-        speed_up = rows[2]["panels/s"] / rows[1]["panels/s"]
-        console.print(f"speed-up: {speed_up:.2f}x")
-        ceiling = machine_ceiling(rows[1], os.cpu_count() or 1)
-        console.print(
-            f"what {os.cpu_count()} cores allow at --workers 1's CPU per panel (bench + fake + driver): "
-            f"{ceiling:.0f} panels/s ({ceiling / rows[1]['panels/s']:.2f}x); --workers 2 reached "
-            f"{rows[2]['panels/s'] / ceiling:.0%} of it"
-        )
+    print_comparison(rows)
     console.print(f"logs in {logs}")
 
 

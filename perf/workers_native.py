@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import resource
 import shutil
@@ -35,7 +34,7 @@ from driver import chat_body, run_load
 from fleet import Process, free_port, usage_of, wait_for_port
 from report import console
 from upstream import endpoint_models, listing
-from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, machine_busy, machine_ceiling
+from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, machine_busy, print_comparison
 
 ENDPOINTS = 8
 ECHO_MODULE = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")
@@ -209,18 +208,8 @@ def main() -> None:
     provider = f"{args.latency * 1000:.0f} ms provider (nginx)"
     console.print(f"five-seat panels, {CONNECTIONS} connections, {provider}, driver wrk, SQLite")
     console.print(f"medians of {args.rounds} rounds of {args.seconds} s")
-    console.print(f"{'':<32}" + "".join(f"{f'--workers {w}':>14}" for w in rows))
-    for key in rows[counts[0]]:
-        console.print(f"{key:<32}" + "".join(f"{rows[w][key]:>14.1f}" for w in rows))
-    if 1 in rows and 2 in rows:
-        each = ", ".join(f"{two['panels/s'] / one['panels/s']:.2f}" for one, two in zip(runs[1], runs[2], strict=True))
-        console.print(f"speed-up: {rows[2]['panels/s'] / rows[1]['panels/s']:.2f}x (rounds: {each})")
-        ceiling = machine_ceiling(rows[1], os.cpu_count() or 1)
-        console.print(
-            f"what {os.cpu_count()} cores allow at --workers 1's CPU per panel (bench + fake + driver): "
-            f"{ceiling:.0f} panels/s ({ceiling / rows[1]['panels/s']:.2f}x); --workers 2 reached "
-            f"{rows[2]['panels/s'] / ceiling:.0%} of it"
-        )
+    each = zip(runs.get(1, []), runs.get(2, []), strict=False)
+    print_comparison(rows, ", ".join(f"{two['panels/s'] / one['panels/s']:.2f}" for one, two in each))
     console.print(f"logs in {logs}")
 
 
