@@ -187,12 +187,7 @@ class BenchState:
             async with engine.begin() as conn:
                 yield conn
             return
-        if self._write_turn.locked():
-            async with asyncio.timeout(WRITE_TURN_SECONDS):
-                await self._write_turn.acquire()
-        else:
-            await self._write_turn.acquire()
-        try:
+        async with self._writes_held():
             if self._writer is None or self._writer.closed or self._writer.invalidated:
                 self._writer = await engine.connect()
             conn = self._writer
@@ -205,8 +200,6 @@ class BenchState:
                 if conn.invalidated or conn.in_transaction():
                     await self._drop_writer()
                 raise
-        finally:
-            self._write_turn.release()
 
     def _checkpoint_soon(self) -> None:
         """A checkpoint of SQLite's log from a reader's connection (its own thread): the writer, in
@@ -235,8 +228,12 @@ class BenchState:
 
     @asynccontextmanager
     async def _writes_held(self) -> AsyncIterator[None]:
-        async with asyncio.timeout(WRITE_TURN_SECONDS):
-            await self._write_turn.acquire()
+        """This process's turn on SQLite's writer: its writes, or a checkpoint holding them back."""
+        if self._write_turn.locked():
+            async with asyncio.timeout(WRITE_TURN_SECONDS):
+                await self._write_turn.acquire()
+        else:
+            await self._write_turn.acquire()  # no timer when nobody holds it (most writes)
         try:
             yield
         finally:
