@@ -43,11 +43,14 @@ class WorkersBench(Bench):
             time.sleep(0.5)
         raise RuntimeError("bench not ready")
 
+    def pids(self) -> list[int]:
+        """The serve process and its workers."""
+        assert self.process is not None
+        return [self.process.pid, *children(self.process.pid)]
+
     def cpu(self) -> float:
         """CPU seconds of the serve process and its workers."""
-        assert self.process is not None
-        pids = [self.process.pid, *children(self.process.pid)]
-        return sum(usage_of(pid).cpu for pid in pids)
+        return sum(usage_of(pid).cpu for pid in self.pids())
 
 
 def children(pid: int) -> list[int]:
@@ -68,12 +71,13 @@ def connections_per_worker(port: int) -> list[int]:
     return sorted(per_pid.values(), reverse=True)
 
 
-def machine_busy() -> tuple[float, float, float]:
-    """(busy, total, interrupts) jiffies of the whole machine, from /proc/stat. Interrupt time
-    (loopback TCP is mostly softirq work) is busy time that no process is charged for."""
+def machine_busy() -> tuple[float, float, float, float]:
+    """(busy, total, interrupts, stolen) jiffies of the whole machine, from /proc/stat. Interrupt time
+    (loopback TCP is mostly softirq work) is busy time that no process is charged for; stolen time
+    is when the host ran something else on this machine's virtual cores."""
     values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
     idle = values[3] + values[4]  # idle, iowait
-    return sum(values) - idle, sum(values), values[5] + values[6]  # irq, softirq
+    return sum(values) - idle, sum(values), values[5] + values[6], values[7]  # irq, softirq; steal
 
 
 async def measure(

@@ -1,7 +1,7 @@
 """`serve --workers 2` beside `--workers 1` with a load that costs almost nothing: nginx as the fake
 provider and wrk as the driver, both in C.
 
-    python perf/workers_native.py                 # 3 rounds of 20 s of five-seat panels per server
+    python perf/workers_native.py                 # 8 rounds of 10 s of five-seat panels per server
     python perf/workers_native.py --seconds 10 --latency 0.05
 
 On two cores, one worker that saturates its core leaves one core for everything else; two workers
@@ -12,8 +12,16 @@ and wrk about a tenth of that, so the figures show how far the workers themselve
 
 nginx answers every chat completion after `--latency` (the echo module's `echo_sleep`) with one
 fixed completion, and serves the same model listings as perf/upstream.py. wrk sends five-seat
-panels over 64 connections, each body distinct (a counter), for `--seconds` after a warm-up.
+panels over 64 connections, each body distinct (a counter), for `--seconds` after a warm-up, to
+each server in turn: both stay up for all the rounds.
 Needs Debian's `nginx-light`, `libnginx-mod-http-echo` and `wrk` (apt; not project dependencies).
+
+nginx and wrk run under the kernel's SCHED_BATCH policy (`--preempt` leaves them as they are). They
+stand in for a provider and callers on other machines, yet here they share the two cores with the
+workers: at the default policy each of their wake-ups (five seat requests and a reply per panel)
+preempts the worker on that core, about 4.4 times a panel with two workers against 0.1 with one,
+and every preemption costs the worker its caches. A SCHED_BATCH task never preempts on waking; it
+runs when a worker waits or at the next scheduler tick, as it would on a core of its own.
 """
 
 from __future__ import annotations
@@ -27,6 +35,7 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
@@ -38,6 +47,7 @@ from workers import CONNECTIONS, WorkersBench, children, connections_per_worker,
 
 ENDPOINTS = 8
 ECHO_MODULE = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")
+BATCH = ("chrt", "--batch", "0")  # util-linux: the command runs under SCHED_BATCH (see above)
 COMPLETION = orjson.dumps(
     {
         "id": "chatcmpl-native",
@@ -100,11 +110,13 @@ http {{
     return config
 
 
-def run_wrk(port: int, seconds: float, script: Path, sample_at: float = 0.0) -> tuple[str, float, list[int]]:
+def run_wrk(
+    port: int, seconds: float, script: Path, sample_at: float = 0.0, policy: Sequence[str] = ()
+) -> tuple[str, float, list[int]]:
     """wrk's report, the CPU seconds it used, and (`sample_at` seconds in) how many of its
     connections each worker holds."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    argv = ["wrk", "-t1", f"-c{CONNECTIONS}", f"-d{round(seconds)}s", "--latency", "-s", str(script)]
+    argv = [*policy, "wrk", "-t1", f"-c{CONNECTIONS}", f"-d{round(seconds)}s", "--latency", "-s", str(script)]
     argv.append(f"http://127.0.0.1:{port}/v1/chat/completions")
     with subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) as driver:
         spread: list[int] = []
@@ -130,20 +142,35 @@ def figure(report: str, pattern: str) -> float:
     return float(match[1]) if match else 0.0
 
 
-def measure(
-    bench: WorkersBench, seconds: float, nginx_pids: list[int], script: Path, latency: float
-) -> dict[str, float]:
-    # First, panels read whole: every seat answers through nginx (wrk sees only the statuses).
+def preemptions(pids: list[int]) -> int:
+    """How many times these processes' main threads (the workers' event loops) were preempted."""
+    total = 0
+    for pid in pids:
+        status = Path(f"/proc/{pid}/status").read_text()
+        total += int(re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", status, re.MULTILINE)[1])  # type: ignore[index]
+    return total
+
+
+def check(bench: WorkersBench) -> None:
+    """Panels read whole: every seat answers through nginx (wrk sees only the statuses)."""
     check = asyncio.run(
         run_load("127.0.0.1", bench.port, "/v1/chat/completions", chat_body("bench/five"), count=50, concurrency=4)
     )
     seats = [len(sample.seats) for sample in check.samples if sample.status == 200]
     if len(seats) != 50 or set(seats) != {5} or any(sample.seat_errors for sample in check.samples):
         raise RuntimeError(f"the check's panels did not all seat five answers: {check.samples[:3]}")
-    run_wrk(bench.port, 3, script)  # warm-up: every worker has started, connected and seated panels
+
+
+def measure(
+    bench: WorkersBench, seconds: float, nginx_pids: list[int], script: Path, latency: float, policy: Sequence[str]
+) -> dict[str, float]:
+    run_wrk(bench.port, 2, script, policy=policy)  # warm-up: every worker is connected and seating panels
+    bench_pids = bench.pids()
     before, fake_before, machine_before = bench.cpu(), sum(usage_of(p).cpu for p in nginx_pids), machine_busy()
-    report, driver_cpu, spread = run_wrk(bench.port, seconds, script, sample_at=2.0)
+    preempted_before = preemptions(bench_pids)
+    report, driver_cpu, spread = run_wrk(bench.port, seconds, script, sample_at=2.0, policy=policy)
     cpu = bench.cpu() - before
+    preempted = preemptions(bench_pids) - preempted_before
     fake_cpu = sum(usage_of(p).cpu for p in nginx_pids) - fake_before
     machine_after = machine_busy()
     elapsed = max(1, machine_after[1] - machine_before[1])
@@ -164,6 +191,8 @@ def measure(
         "driver cores": driver_cpu / seconds,
         "machine busy %": 100 * (machine_after[0] - machine_before[0]) / elapsed,
         "of which interrupts %": 100 * (machine_after[2] - machine_before[2]) / elapsed,
+        "of which stolen by the host %": 100 * (machine_after[3] - machine_before[3]) / elapsed,
+        "event loop preempted /panel": preempted / max(1, panels),
         "most connections on one worker": float(spread[0]) if spread else 0.0,
         # A log that checkpoints cannot start over grows, and every page lookup searches all of it.
         "SQLite log MB at the end": sum(log.stat().st_size for log in bench.home.rglob("*.db-wal")) / 1e6,
@@ -172,11 +201,15 @@ def measure(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--seconds", type=int, default=20, help="measured seconds per server (20)")
+    parser.add_argument("--seconds", type=int, default=10, help="measured seconds per server and round (10)")
     parser.add_argument("--latency", type=float, default=0.01, help="the fake provider's latency in seconds (0.01)")
-    parser.add_argument("--rounds", type=int, default=3, help="rounds, each server in turn (3)")
+    parser.add_argument("--rounds", type=int, default=8, help="rounds, each server in turn (8)")
     parser.add_argument("--workers", default="1,2", help="worker counts to measure, comma-separated (1,2)")
+    parser.add_argument(
+        "--preempt", action="store_true", help="run nginx and wrk at the default policy, not SCHED_BATCH"
+    )
     args = parser.parse_args()
+    policy = () if args.preempt else BATCH
     missing = [tool for tool in ("nginx", "wrk") if shutil.which(tool) is None] + (
         [] if ECHO_MODULE.exists() else ["libnginx-mod-http-echo"]
     )
@@ -186,27 +219,34 @@ def main() -> None:
     script = logs / "panels.lua"
     script.write_text(WRK_SCRIPT)
     fake_port = free_port()
-    fake = Process("nginx", ["nginx", "-c", str(nginx_config(logs, fake_port, args.latency))], log=logs / "nginx.log")
+    fake = Process(
+        "nginx", [*policy, "nginx", "-c", str(nginx_config(logs, fake_port, args.latency))], log=logs / "nginx.log"
+    )
     wait_for_port(fake_port, fake.popen, "nginx")
     nginx_pids = [fake.pid, *children(fake.pid)]
     counts = [int(w) for w in args.workers.split(",")]
     runs: dict[int, list[dict[str, float]]] = {w: [] for w in counts}
+    benches: dict[int, WorkersBench] = {}
     try:
-        for _ in range(args.rounds):  # in turns, so a slow minute of the machine falls on both
-            for workers in counts:
-                bench = WorkersBench(logs)
-                bench.configure(fake_port, ENDPOINTS)
-                bench.start_workers(workers)
-                try:
-                    runs[workers].append(measure(bench, args.seconds, nginx_pids, script, args.latency))
-                finally:
-                    bench.stop()
-                    bench.remove()
+        for workers in counts:
+            benches[workers] = bench = WorkersBench(logs)
+            bench.configure(fake_port, ENDPOINTS)
+            bench.start_workers(workers)
+            check(bench)
+        # Both servers stay up and take the load in turns, seconds apart: this machine's speed drifts
+        # by ±15% over minutes, and a ratio of two runs minutes apart carried all of that drift.
+        for _ in range(args.rounds):
+            for workers, bench in benches.items():
+                runs[workers].append(measure(bench, args.seconds, nginx_pids, script, args.latency, policy))
     finally:
+        for bench in benches.values():
+            bench.stop()
+            bench.remove()
         fake.stop()
     rows = {w: {key: statistics.median(run[key] for run in runs[w]) for key in runs[w][0]} for w in counts}
     provider = f"{args.latency * 1000:.0f} ms provider (nginx)"
-    console.print(f"five-seat panels, {CONNECTIONS} connections, {provider}, driver wrk, SQLite")
+    tools = "at the default policy" if args.preempt else "under SCHED_BATCH"
+    console.print(f"five-seat panels, {CONNECTIONS} connections, {provider}, driver wrk, SQLite; nginx and wrk {tools}")
     console.print(f"medians of {args.rounds} rounds of {args.seconds} s")
     each = zip(runs.get(1, []), runs.get(2, []), strict=False)
     print_comparison(rows, ", ".join(f"{two['panels/s'] / one['panels/s']:.2f}" for one, two in each))
