@@ -60,17 +60,23 @@ class Usage:
     cpu: float  # seconds, user + system
     rss: int  # bytes now
     peak: int  # bytes, VmHWM
+    preempted: int = 0  # times its main thread was preempted (nonvoluntary context switches)
 
 
 def usage_of(pid: int) -> Usage:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     cpu = (int(fields[11]) + int(fields[12])) / CLOCK_TICK  # utime, stime: fields 14 and 15 of stat(5)
-    memory = {}
+    status = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            memory[name] = int(value.split()[0]) * 1024
-    return Usage(cpu=cpu, rss=memory.get("VmRSS", 0), peak=memory.get("VmHWM", 0))
+        if name in ("VmRSS", "VmHWM", "nonvoluntary_ctxt_switches"):
+            status[name] = int(value.split()[0])
+    return Usage(
+        cpu=cpu,
+        rss=status.get("VmRSS", 0) * 1024,
+        peak=status.get("VmHWM", 0) * 1024,
+        preempted=status.get("nonvoluntary_ctxt_switches", 0),
+    )
 
 
 def run_queue_wait(pid: int) -> float:
@@ -81,16 +87,29 @@ def run_queue_wait(pid: int) -> float:
         return 0.0
 
 
-def machine_busy() -> float:
-    """Seconds of CPU that processes used on the whole machine (all cores), from /proc/stat.
+@dataclass(frozen=True)
+class MachineTimes:
+    """The whole machine's CPU time since boot (all cores, in jiffies), from /proc/stat."""
 
-    user + nice + system + steal; interrupt and softirq time is left out because most of it is
-    the kernel carrying our own loopback traffic, which belongs to no process.
-    """
-    user, nice, system, _idle, _iowait, _irq, _softirq, steal = (
+    busy: int  # everything but idle and iowait
+    total: int
+    interrupts: int  # irq + softirq: mostly the kernel carrying our own loopback traffic, no process's
+    stolen: int  # the host ran something else on this machine's virtual cores
+
+
+def machine_times() -> MachineTimes:
+    user, nice, system, idle, iowait, irq, softirq, steal = (
         int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
     )
-    return (user + nice + system + steal) / CLOCK_TICK
+    total = user + nice + system + idle + iowait + irq + softirq + steal
+    return MachineTimes(busy=total - idle - iowait, total=total, interrupts=irq + softirq, stolen=steal)
+
+
+def machine_busy() -> float:
+    """Seconds of CPU that processes used on the whole machine (all cores): user + nice + system +
+    steal, interrupt time left out (it belongs to no process)."""
+    times = machine_times()
+    return (times.busy - times.interrupts) / CLOCK_TICK
 
 
 class Process:

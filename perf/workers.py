@@ -22,7 +22,7 @@ from collections import Counter
 from pathlib import Path
 
 from driver import chat_body, run_load
-from fleet import Bench, Process, free_port, http_get, start_fake, usage_of, wait_for_port
+from fleet import Bench, Process, free_port, http_get, machine_times, start_fake, usage_of, wait_for_port
 from measure import percentile
 from report import console
 
@@ -71,15 +71,6 @@ def connections_per_worker(port: int) -> list[int]:
     return sorted(per_pid.values(), reverse=True)
 
 
-def machine_busy() -> tuple[float, float, float, float]:
-    """(busy, total, interrupts, stolen) jiffies of the whole machine, from /proc/stat. Interrupt time
-    (loopback TCP is mostly softirq work) is busy time that no process is charged for; stolen time
-    is when the host ran something else on this machine's virtual cores."""
-    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = values[3] + values[4]  # idle, iowait
-    return sum(values) - idle, sum(values), values[5] + values[6], values[7]  # irq, softirq; steal
-
-
 async def measure(
     bench: WorkersBench,
     count: int,
@@ -92,7 +83,7 @@ async def measure(
 ) -> dict[str, float]:
     body = chat_body(model)
     await run_load("127.0.0.1", bench.port, "/v1/chat/completions", body, count=warmup, concurrency=connections)
-    before, fake_before, machine_before = bench.cpu(), usage_of(fake_pid).cpu, machine_busy()
+    before, fake_before, machine_before = bench.cpu(), usage_of(fake_pid).cpu, machine_times()
     running = asyncio.ensure_future(
         run_load(
             "127.0.0.1", bench.port, "/v1/chat/completions", body, count=count, concurrency=connections, stagger=stagger
@@ -103,10 +94,10 @@ async def measure(
     load = await running
     cpu = bench.cpu() - before
     fake_cpu = usage_of(fake_pid).cpu - fake_before
-    machine_after = machine_busy()
-    elapsed = max(1, machine_after[1] - machine_before[1])
-    busy = (machine_after[0] - machine_before[0]) / elapsed
-    interrupts = (machine_after[2] - machine_before[2]) / elapsed
+    machine_after = machine_times()
+    elapsed = max(1, machine_after.total - machine_before.total)
+    busy = (machine_after.busy - machine_before.busy) / elapsed
+    interrupts = (machine_after.interrupts - machine_before.interrupts) / elapsed
     ok = [s for s in load.samples if s.status == 200 and s.error is None]
     overhead = [s.wall - max(s.seats) for s in ok if s.seats]
     walls = [s.wall for s in ok]

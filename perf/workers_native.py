@@ -40,10 +40,10 @@ from pathlib import Path
 
 import orjson
 from driver import chat_body, run_load
-from fleet import Process, free_port, usage_of, wait_for_port
+from fleet import Process, free_port, machine_times, usage_of, wait_for_port
 from report import console
 from upstream import endpoint_models, listing
-from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, machine_busy, print_comparison
+from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, print_comparison
 
 ENDPOINTS = 8
 ECHO_MODULE = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")
@@ -142,15 +142,6 @@ def figure(report: str, pattern: str) -> float:
     return float(match[1]) if match else 0.0
 
 
-def preemptions(pids: list[int]) -> int:
-    """How many times these processes' main threads (the workers' event loops) were preempted."""
-    total = 0
-    for pid in pids:
-        status = Path(f"/proc/{pid}/status").read_text()
-        total += int(re.search(r"^nonvoluntary_ctxt_switches:\s+(\d+)", status, re.MULTILINE)[1])  # type: ignore[index]
-    return total
-
-
 def check(bench: WorkersBench) -> None:
     """Panels read whole: every seat answers through nginx (wrk sees only the statuses)."""
     check = asyncio.run(
@@ -166,14 +157,15 @@ def measure(
 ) -> dict[str, float]:
     run_wrk(bench.port, 2, script, policy=policy)  # warm-up: every worker is connected and seating panels
     bench_pids = bench.pids()
-    before, fake_before, machine_before = bench.cpu(), sum(usage_of(p).cpu for p in nginx_pids), machine_busy()
-    preempted_before = preemptions(bench_pids)
+    before, fake_before, machine_before = bench.cpu(), sum(usage_of(p).cpu for p in nginx_pids), machine_times()
+    # How often the workers' event loops (their main threads) were preempted.
+    preempted_before = sum(usage_of(p).preempted for p in bench_pids)
     report, driver_cpu, spread = run_wrk(bench.port, seconds, script, sample_at=2.0, policy=policy)
     cpu = bench.cpu() - before
-    preempted = preemptions(bench_pids) - preempted_before
+    preempted = sum(usage_of(p).preempted for p in bench_pids) - preempted_before
     fake_cpu = sum(usage_of(p).cpu for p in nginx_pids) - fake_before
-    machine_after = machine_busy()
-    elapsed = max(1, machine_after[1] - machine_before[1])
+    machine_after = machine_times()
+    elapsed = max(1, machine_after.total - machine_before.total)
     panels = figure(report, r"(\d+) requests in")
     errors = re.search(r"Socket errors: (.*)", report)
     return {
@@ -189,9 +181,9 @@ def measure(
         "bench cores": cpu / seconds,
         "fake cores": fake_cpu / seconds,
         "driver cores": driver_cpu / seconds,
-        "machine busy %": 100 * (machine_after[0] - machine_before[0]) / elapsed,
-        "of which interrupts %": 100 * (machine_after[2] - machine_before[2]) / elapsed,
-        "of which stolen by the host %": 100 * (machine_after[3] - machine_before[3]) / elapsed,
+        "machine busy %": 100 * (machine_after.busy - machine_before.busy) / elapsed,
+        "of which interrupts %": 100 * (machine_after.interrupts - machine_before.interrupts) / elapsed,
+        "of which stolen by the host %": 100 * (machine_after.stolen - machine_before.stolen) / elapsed,
         "event loop preempted /panel": preempted / max(1, panels),
         "most connections on one worker": float(spread[0]) if spread else 0.0,
         # A log that checkpoints cannot start over grows, and every page lookup searches all of it.
