@@ -174,12 +174,12 @@ def test_endpoint_presets(cli, fake_upstream, monkeypatch):
     assert cli("endpoint", "add", "x", "--preset", "nope") == (
         1,
         "error: no preset 'nope'; presets are: openrouter, groq, cerebras, google, mistral, nvidia, github, "
-        "cloudflare, ollama, lmstudio, cliproxy, llm\n",
+        "cloudflare, ollama, lmstudio, llamacpp, vllm, llamafile, cliproxy, llm\n",
     )
     assert cli("endpoint", "add", "x") == (
         1,
         "error: give --base-url, or --preset with one of: openrouter, groq, cerebras, google, mistral, nvidia, "
-        "github, cloudflare, ollama, lmstudio, cliproxy, llm\n",
+        "github, cloudflare, ollama, lmstudio, llamacpp, vllm, llamafile, cliproxy, llm\n",
     )
     assert cli("endpoint", "add", "cf", "--preset", "cloudflare") == (
         1,

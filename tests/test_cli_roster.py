@@ -84,7 +84,7 @@ def test_endpoint_add_list_and_refusals(cli, fake_upstream):
     assert cli("endpoint", "add", "bad", "--base-url", "https://x.example/v1", "--kind", "anthropic") == (
         1,
         "error: kind 'anthropic' is not known; kinds are: openai, openrouter, groq, mistral, ollama, lmstudio, "
-        "openwebui, litellm, cliproxy, responses, llm\n",
+        "llamacpp, vllm, openwebui, litellm, cliproxy, responses, llm\n",
     )
     assert cli("endpoint", "remove", "nope") == (1, "error: no endpoint named 'nope'.\n")
     assert cli("endpoint", "remove", "groq") == (0, "removed endpoint groq\n")

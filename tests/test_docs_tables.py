@@ -84,3 +84,11 @@ def test_settings_reads_no_variable_beyond_the_table(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("BENCHWARMERS_HOME")
     assert Settings().model_dump() == {**as_installed.model_dump(), "home": tmp_path / ".benchwarmers"}
+
+
+def test_suite_md_lists_each_task_kinds_max_tokens():
+    from benchwarmers.suite.tasks import MAX_TOKENS
+
+    header, *rows = section_table((ROOT / "docs" / "SUITE.md").read_text(encoding="utf-8"), "## Running")
+    assert header == ["kind", "`max_tokens`"]
+    assert {CODE.fullmatch(kind)[1]: int(tokens) for kind, tokens in rows} == MAX_TOKENS

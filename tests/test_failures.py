@@ -110,6 +110,19 @@ def test_error_object_inside_a_200_uses_its_code() -> None:
         ),
         (400, openai_error("prompt is too long: 210000 tokens > 200000 maximum"), 200000),
         (400, openai_error("Too long", "context_length_exceeded"), None),
+        # llama.cpp's server, newer builds: the window beside the message, and in it on older ones.
+        (
+            400,
+            b'{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it",'
+            b'"type":"exceed_context_size_error","n_prompt_tokens":2605,"n_ctx":2048}}',
+            2048,
+        ),
+        (
+            400,
+            b'{"error":{"code":400,"message":"request (4476 tokens) exceeds the available context size (4096 tokens)",'
+            b'"type":"exceed_context_size_error","n_prompt_tokens":4476,"n_ctx":4096}}',
+            4096,
+        ),
         (500, openai_error("Please reduce the length of the messages or completion."), None),
     ],
 )

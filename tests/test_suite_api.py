@@ -25,14 +25,15 @@ PLAN = {"tasks": [BUG, CONTROL], "repeat": 1, "collection": "reviewers", "models
 # Every figure of a model's row but its median seconds (a timing).
 FIELDS = ("alias", "seats", "answers", "errors", "found", "hits", "hit_rate", "hit_interval", "pairs", "correct",
           "both_flagged", "neither", "reversed", "pair_correct_rate", "false_per_answer", "tokens", "rate_limited",
-          "judged", "judge_agreed")  # fmt: skip
+          "judged", "judge_agreed", "skipped", "skipped_by")  # fmt: skip
 MODELS = [
-    ("fake/finder", 2, 2, 0, 1, 1, 1.0, [0.207, 1.0], 1, 1, 0, 0, 0, 1.0, 0.0, 1545, 0, 0, 0),
-    ("fake/flag-all", 2, 2, 0, 1, 1, 1.0, [0.207, 1.0], 1, 0, 1, 0, 0, 0.0, 5.0, 2292, 0, 0, 0),
-    ("fake/flag-none", 2, 2, 0, 1, 0, 0.0, [0.0, 0.793], 1, 0, 0, 1, 0, 0.0, 0.0, 1470, 0, 0, 0),
-    ("fake/wrong-line", 2, 2, 0, 1, 0, 0.0, [0.0, 0.793], 1, 0, 0, 0, 1, 0.0, 1.0, 1590, 0, 0, 0),
+    ("fake/finder", 2, 2, 0, 1, 1, 1.0, [0.207, 1.0], 1, 1, 0, 0, 0, 1.0, 0.0, 1545, 0, 0, 0, 0, {}),
+    ("fake/flag-all", 2, 2, 0, 1, 1, 1.0, [0.207, 1.0], 1, 0, 1, 0, 0, 0.0, 5.0, 2292, 0, 0, 0, 0, {}),
+    ("fake/flag-none", 2, 2, 0, 1, 0, 0.0, [0.0, 0.793], 1, 0, 0, 1, 0, 0.0, 0.0, 1470, 0, 0, 0, 0, {}),
+    ("fake/wrong-line", 2, 2, 0, 1, 0, 0.0, [0.0, 0.793], 1, 0, 0, 0, 1, 0.0, 1.0, 1590, 0, 0, 0, 0, {}),
 ]
-# Per task, each seat: alias, status, hit, flagged, useful, and how many claims hit, were located, were false.
+# Per task, each seat: alias, status, hit, flagged, the suite's verdict (None: none), and how many claims
+# hit, were located, were false. A control left alone beside a missed bug earns no verdict.
 GRADES = {
     BUG: [
         ("fake/finder", "ok", True, False, True, 1, 0, 0),
@@ -43,7 +44,7 @@ GRADES = {
     CONTROL: [
         ("fake/finder", "ok", False, False, True, 0, 0, 0),
         ("fake/flag-all", "ok", False, True, False, 0, 0, 6),
-        ("fake/flag-none", "ok", False, False, True, 0, 0, 0),
+        ("fake/flag-none", "ok", False, False, None, 0, 0, 0),
         ("fake/wrong-line", "ok", False, True, False, 0, 0, 1),
     ],
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from benchwarmers.suite.claims import definitions, parse_claims, says_no_defects
-from benchwarmers.suite.grading import SLACK, grade, pair_outcome
+from benchwarmers.suite.grading import SLACK, grade, pair_outcome, pair_verdicts
 from benchwarmers.suite.tasks import Excerpt, Key, Source, Task
 
 CODE = """\
@@ -158,3 +158,18 @@ def test_pair_outcomes() -> None:
         "neither",
         "reversed",
     ]
+
+
+def test_a_control_counts_only_beside_its_twin() -> None:
+    found = grade(TASK, "- seating.py:62 off by one: one seat too many")
+    missed = grade(TASK, "No defects found.")
+    left_alone, flagged = grade(CONTROL, "No defects found."), grade(CONTROL, "- seating.py:62 off by one")
+    assert (found.useful, missed.useful) == (True, False)
+    # (the control's verdict, whether the twin's useful verdict is withdrawn)
+    assert pair_verdicts(found, left_alone) == (True, False)  # correct: both useful
+    assert pair_verdicts(missed, left_alone) == (None, False)  # silence twice: nothing shown
+    assert pair_verdicts(None, left_alone) == (None, False)  # the twin not asked (or skipped)
+    assert pair_verdicts(found, flagged) == (False, True)  # both flagged: the find goes too
+    assert pair_verdicts(missed, flagged) == (False, False)  # reversed
+    noisy = grade(CONTROL, "- seating.py:66 spare() keeps paid ones\n- seating.py:71 other() adds one")
+    assert pair_verdicts(found, noisy) == (False, False)  # two false claims, as on any task

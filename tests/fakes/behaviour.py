@@ -28,6 +28,10 @@ class Behaviour:
     headers: dict[str, str] = field(default_factory=dict)
     body: str | bytes | dict[str, Any] | list[Any] | None = None
     context_limit: int | None = None
+    # A local server's window: prompts of more tokens (characters / 4) are refused as llama.cpp's
+    # server refuses them (`window_error="llama.cpp"`) or as llama-cpp-python's does ("llama-cpp-python").
+    window: int | None = None
+    window_error: str = "llama.cpp"
     quote_input: bool = False  # a 400 whose message quotes the caller's last message, as some providers do
     gemini_error: bool = False
     plain_error: str | None = None
@@ -127,12 +131,39 @@ def failure(behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) 
         )
         error = error_body(message, "invalid_request_error", "context_length_exceeded", "messages")
         return Response(400, orjson.dumps(error))
+    if behaviour.window is not None and tokens(text_chars(data)) > behaviour.window:
+        return window_refusal(behaviour, data)
     if behaviour.status != 200 and behaviour.echo:
         error = error_body(echoed(token, data), "invalid_request_error", None)
         return Response(behaviour.status, orjson.dumps(error))
     if behaviour.status != 200:
         return Response(behaviour.status, orjson.dumps(default_error(behaviour.status, model, token)))
     return None
+
+
+def window_refusal(behaviour: Behaviour, data: dict[str, Any]) -> Response:
+    """A prompt longer than a local server's window, refused in that server's own words."""
+    window, used = behaviour.window or 0, tokens(text_chars(data))
+    if behaviour.window_error == "llama-cpp-python":
+        # llama_cpp/server/errors.py (0.3.x): its context_length_exceeded formatter, OpenAI's dialect.
+        asked = data.get("max_tokens") or 0
+        message = (
+            f"This model's maximum context length is {window} tokens. However, you requested {used + asked} "
+            f"tokens ({used} in the messages, {asked} in the completion). Please reduce the length of the "
+            "messages or completion."
+        )
+        return Response(
+            400, orjson.dumps(error_body(message, "invalid_request_error", "context_length_exceeded", "messages"))
+        )
+    # llama.cpp's server (tools/server), newer builds: the window beside the message, not in it.
+    error = {
+        "code": 400,
+        "message": "the request exceeds the available context size, try increasing it",
+        "type": "exceed_context_size_error",
+        "n_prompt_tokens": used,
+        "n_ctx": window,
+    }
+    return Response(400, orjson.dumps({"error": error}))
 
 
 async def hostile_chunks(behaviour: Behaviour, headers: dict[str, str], writer: asyncio.StreamWriter) -> bool:

@@ -1,5 +1,8 @@
 """A suite run's report: per model and per task, from its stored results. Pure functions.
 
+A task a model could not take (its window, a 413, the provider's context error) is a skip, counted
+apart per model with its reason: not a seat, not an error, not a verdict.
+
 The headline is the pair-correct rate: on a `rebench-*` pair a reviewer is right only when it finds
 the bug before the fix and leaves the fixed lines alone after it, so flagging everything does not
 pay. The hit rate (claim and bug tasks found) comes with its Wilson interval.
@@ -27,7 +30,10 @@ def model_rows(results: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) 
     return rows
 
 
-def _model_row(alias: str, rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> dict[str, Any]:
+def _model_row(alias: str, found_rows: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> dict[str, Any]:
+    # A task the model could not take (window, 413, context) is counted apart: not a seat, not a verdict.
+    skipped = Counter(str(r["skipped"]) for r in found_rows if r.get("skipped"))
+    rows = [r for r in found_rows if not r.get("skipped")]
     graded = [r for r in rows if r["graded"] is not None]
     found = [r for r in graded if _kind(r, tasks) in ("claim", "bug")]
     hits = sum(1 for r in found if r["graded"]["hit"])
@@ -53,6 +59,8 @@ def _model_row(alias: str, rows: Sequence[Mapping[str, Any]], tasks: Mapping[str
         "rate_limited": sum(1 for r in rows if r["rate_limited"]),
         "judged": sum(r["graded"]["judged"] for r in graded),
         "judge_agreed": sum(r["graded"]["agreed"] for r in graded),
+        "skipped": sum(skipped.values()),
+        "skipped_by": dict(sorted(skipped.items())),
     }
 
 
@@ -88,6 +96,7 @@ def task_rows(
                 "attempt": row["attempt"],
                 "call": row["call"],
                 "status": row["status"],
+                "skipped": row.get("skipped"),
                 "seconds": row["seconds"],
                 "hit": graded["hit"] if graded else None,
                 "flagged": graded["flagged"] if graded else None,
@@ -162,6 +171,7 @@ def report(
         "finished_at": run["finished_at"],
         "plan": run["plan"],
         "units": {"planned": planned, "done": len(units)},
+        "skipped": sum(1 for r in results if r.get("skipped")),
         "judge_agreement": round(agreed / judged, 3) if judged else None,
         "models": model_rows(results, tasks),
         "tasks": task_rows(results, tasks, answers or {}),

@@ -22,26 +22,25 @@ from typing import Any
 
 import orjson
 
-from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.pacing import scopes_of
 from benchwarmers.bench.panels.ids import PanelIds
-from benchwarmers.bench.panels.prepare import request_hash, seat_limits
-from benchwarmers.bench.panels.run import call_model, used_tokens
+from benchwarmers.bench.panels.parse import estimate_tokens, read_content
+from benchwarmers.bench.panels.prepare import request_hash, seat_limits, too_small
+from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.suite_record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
 from benchwarmers.bench.suite_report import planned_units, task_view
 from benchwarmers.bench.suite_report import report as build_report
-from benchwarmers.errors import InvalidRequest, NotFound
+from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.store import calls
 from benchwarmers.store import suite as store
 from benchwarmers.suite.estimate import describe_seconds, seconds_needed, tokens_for
 from benchwarmers.suite.grading import Graded, grade
 from benchwarmers.suite.tasks import Task, load_tasks
 
-CALLER = Caller(name="suite")
 JUDGED_KINDS = calls.SEATED_KINDS
-RATE_LIMITED = ("paced", "cooling")
 MAX_WAIT = 3600.0  # longest wait for a cooling model asked alone before its unit is left for a resume
 JUDGE_RUBRIC = (
     "You check one claim from a code review against a known defect.\n\n"
@@ -66,6 +65,7 @@ class UnitDone:
     seats: int
     hits: int
     skipped: bool  # its results were already stored
+    skips: int = 0  # members that could not take the task (window, 413, context)
 
 
 Progress = Callable[[UnitDone], Awaitable[None] | None]
@@ -75,6 +75,12 @@ def plan_units(tasks: Sequence[str], repeat: int, models: Sequence[str]) -> list
     """Every unit of work, in the order a run does them (each task's attempts together)."""
     asked: list[str | None] = [*models] if models else [None]
     return [Unit(task, attempt, alias) for attempt in range(1, repeat + 1) for task in tasks for alias in asked]
+
+
+def prompt_estimate(task: Task) -> int:
+    """The task's prompt in tokens, as the panel estimates it before it seats anyone."""
+    content = read_content([{"role": "user", "content": task.prompt()}])
+    return estimate_tokens(content.text_chars, content.images)
 
 
 def run_tasks(run: dict[str, Any]) -> dict[str, Task]:
@@ -243,37 +249,59 @@ class SuiteRuns:
 
     async def _do(self, run_id: str, plan: dict[str, Any], unit: Unit, task: Task) -> UnitDone:
         key = unit.key(run_id)
+        snapshot = await self.state.snapshot()
+        asked = [unit.alias] if unit.alias else list(snapshot.collections[plan["collection"]]["members"])
+        # Members whose known window the prompt exceeds: left out of the panel, recorded as skipped.
+        skips = {alias: WINDOW for alias, _window in too_small(snapshot, asked, prompt_estimate(task))}
         async with self.state.read() as conn:
             panel_id = await store.finished_panel(conn, CALLER.name, key)
-        while panel_id is None:
-            panel_id = await self._ask(plan, unit, task, key)
-            if unit.alias is None:
-                break
-            async with self.state.read() as conn:
-                seat = (await store.panel_seats(conn, panel_id))[0]
-            if seat["status"] not in RATE_LIMITED:
-                break
-            # Asked alone and not called (no slot, or cooling after a 429): wait, then ask again.
-            wait = max(1.0, float(seat["frees_at"] or time.time() + 60.0) - time.time())
-            if wait > MAX_WAIT:
-                break
-            await asyncio.sleep(wait)
-            panel_id = None
+        if panel_id is None and asked and len(skips) == len(asked):
+            await store_unit(self.state, run_id, unit, task, [], {}, skips, "")
+            return UnitDone(unit, 0, 0, skipped=False, skips=len(skips))
+        try:
+            while panel_id is None:
+                panel_id = await self._ask(plan, unit, task, key, without=list(skips))
+                if unit.alias is None:
+                    break
+                async with self.state.read() as conn:
+                    seat = (await store.panel_seats(conn, panel_id))[0]
+                if seat["status"] not in RATE_LIMITED:
+                    break
+                # Asked alone and not called (no slot, or cooling after a 429): wait, then ask again.
+                wait = max(1.0, float(seat["frees_at"] or time.time() + 60.0) - time.time())
+                if wait > MAX_WAIT:
+                    break
+                await asyncio.sleep(wait)
+                panel_id = None
+        except TooLarge:
+            # The panel's own check refused members the suite's did not leave out: all skip this task.
+            skips |= {alias: TOO_LARGE for alias in asked if alias not in skips}
+            await store_unit(self.state, run_id, unit, task, [], {}, skips, "")
+            return UnitDone(unit, 0, 0, skipped=False, skips=len(skips))
         async with self.state.read() as conn:
             seats = [s for s in await store.panel_seats(conn, panel_id) if s["seat"] in JUDGED_KINDS]
+        seated = {s["alias"] for s in seats}
+        # Resumed from a recorded panel: the members it left out are the ones skipped.
+        skips = {alias: reason for alias, reason in skips.items() if alias not in seated}
         graded = {s["call"]: await self._grade(task, s, plan.get("judge")) for s in seats if s["status"] == "ok"}
-        await self._store(run_id, unit, task, panel_id, seats, graded)
-        return UnitDone(unit, len(seats), sum(1 for g in graded.values() if g.hit), skipped=False)
+        for s in seats:
+            if s["status"] == "empty":
+                graded[s["call"]] = Graded(kind=task.kind)  # an empty answer claims nothing
+        await store_unit(self.state, run_id, unit, task, seats, graded, skips, panel_id)
+        refused = sum(1 for s in seats if skip_reason(s))
+        hits = sum(1 for g in graded.values() if g.hit)
+        return UnitDone(unit, len(seats) - refused, hits, skipped=False, skips=len(skips) + refused)
 
-    async def _ask(self, plan: dict[str, Any], unit: Unit, task: Task, key: str) -> str:
+    async def _ask(self, plan: dict[str, Any], unit: Unit, task: Task, key: str, without: Sequence[str] = ()) -> str:
         body: dict[str, Any] = {
             "model": f"bench/{plan['collection']}" if plan["collection"] else unit.alias,
             "messages": [{"role": "user", "content": task.prompt()}],
+            "max_tokens": task.max_tokens,
             "bench": {"shape": task.shape},
         }
         raw = orjson.dumps(body)
         prepared = await self.panels.prepare(
-            body, request_hash(raw), CALLER, self.panels.new_panel_id(), direct=unit.alias
+            body, request_hash(raw), CALLER, self.panels.new_panel_id(), direct=unit.alias, without=without
         )
         await self.panels.run(prepared, idempotency_key=key)
         return prepared.panel_id
@@ -314,67 +342,6 @@ class SuiteRuns:
             tokens=len(prompt) // 3 + 16,
         )
         return outcome.status == "ok" and outcome.answer.strip().lower().lstrip("*`\"' ").startswith("yes")
-
-    async def _store(
-        self,
-        run_id: str,
-        unit: Unit,
-        task: Task,
-        panel_id: str,
-        seats: Sequence[dict[str, Any]],
-        graded: dict[str, Graded],
-    ) -> None:
-        rows = []
-        for seat in seats:
-            result = graded.get(seat["call"])
-            if result is None and seat["status"] == "empty":
-                result = Graded(kind=task.kind)  # an empty answer claims nothing
-            rows.append(
-                {
-                    "run_id": run_id,
-                    "task": unit.task,
-                    "attempt": unit.attempt,
-                    "alias": seat["alias"],
-                    "panel_id": panel_id,
-                    "call": seat["call"],
-                    "status": seat["status"],
-                    "seconds": seat["seconds"],
-                    "tokens": used_tokens(seat["usage"]),
-                    "rate_limited": seat["status"] in RATE_LIMITED or seat["error_kind"] == "rate_limited",
-                    "graded": result.as_dict() if result is not None else None,
-                    "unit_alias": unit.alias,
-                }
-            )
-        judged: list[tuple[dict[str, Any], Graded, bool | None]] = []
-        async with self.state.write() as conn:
-            await store.insert_results(conn, rows)
-            for seat in seats:
-                result = graded.get(seat["call"])
-                if result is None:
-                    continue
-                written, replaced = await store.write_suite_verdict(
-                    conn,
-                    {
-                        "call": seat["call"],
-                        "useful": result.useful,
-                        "note": f"suite run {run_id}: {summary(result)}",
-                        "real": result.hits,
-                        "false": result.false,
-                        "caller": CALLER.name,
-                    },
-                )
-                if written:
-                    judged.append((seat, result, replaced))
-        for seat, result, replaced in judged:
-            self.state.history.judged(seat["alias"], seat["shape"], result.useful, replaced)
-
-
-def summary(result: Graded) -> str:
-    if result.kind == "control":
-        found = "flagged the fixed lines" if result.flagged else "left the fixed lines alone"
-    else:
-        found = "found the defect" if result.hit else "missed the defect"
-    return f"{found}; {len(result.false)} false claim(s)"
 
 
 async def _report(progress: Progress | None, done: UnitDone) -> None:

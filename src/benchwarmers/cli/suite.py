@@ -114,17 +114,21 @@ async def run(
     err_console.print(f"suite run {run_id}: {total} unit(s) against {run['target']}")
     progress = progress_bar()
     progress.columns = (*progress.columns, MofNCompleteColumn(), TimeRemainingColumn())
-    counts = {"hits": 0, "seats": 0}
+    counts = {"hits": 0, "seats": 0, "skips": 0}
     with progress:
         bar = progress.add_task(run_id, total=total)
 
         def advance(done: UnitDone) -> None:
             counts["hits"] += done.hits
             counts["seats"] += done.seats
+            counts["skips"] += done.skips
             progress.update(bar, advance=1, description=f"{done.unit.task} ({counts['hits']} hits)")
 
         await bench.suite.run(run_id, advance)
-    console.print(f"run {run_id} done: {counts['seats']} seat(s) graded now; `benchwarmers suite report {run_id}`")
+    skips = f", {counts['skips']} skipped (too large for the model)" if counts["skips"] else ""
+    console.print(
+        f"run {run_id} done: {counts['seats']} seat(s) graded now{skips}; `benchwarmers suite report {run_id}`"
+    )
 
 
 def _print_plan(plan: dict[str, Any], tasks: int) -> None:
@@ -146,7 +150,7 @@ async def report(
     task: str = typer.Option(None, "--task", help="show each seat's answer to this task"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Per model: hit rate (Wilson 95%), pair-correct rate, false claims, seconds, tokens, rate limits."""
+    """Per model: hit rate (Wilson 95%), pair-correct rate, false claims, seconds, tokens, rate limits, skips."""
     found = await bench.suite.report(run_id)
     if as_json:
         print_json(found)
@@ -164,6 +168,7 @@ async def report(
             f"{m['tokens']:,}",
             str(m["rate_limited"]),
             str(m["errors"]),
+            _skipped(m),
         ]
         for m in found["models"]
     ]
@@ -176,12 +181,20 @@ async def report(
         "tokens",
         "rate-limited",
         "errors",
+        "skipped",
     ]
     table(None, headers, rows)
     if found["judge_agreement"] is not None:
         console.print(f"judge and patterns agreed on {found['judge_agreement']:.0%} of the claims judged")
     if task:
         _print_task(found, task)
+
+
+def _skipped(model: dict[str, Any]) -> str:
+    """Skips apart from errors, with their reasons: `2 (window 2)`."""
+    if not model["skipped"]:
+        return "0"
+    return f"{model['skipped']} ({', '.join(f'{why} {n}' for why, n in model['skipped_by'].items())})"
 
 
 def _rate(rate: float | None, good: int, total: int) -> str:
@@ -195,5 +208,7 @@ def _print_task(found: dict[str, Any], task_id: str) -> None:
     console.print(f"\n{task_id} ({chosen['kind']}) key: {chosen['key']}")
     for seat in chosen["seats"]:
         verdict = "hit" if seat["hit"] else ("flagged" if seat["flagged"] else seat["status"])
+        if seat["skipped"]:
+            verdict = f"skipped ({seat['skipped']})"
         console.print(f"\n[bold]{seat['alias']}[/bold] #{seat['attempt']} {seat['call']}: {verdict}")
         console.print(seat["answer"] or "(no answer)", markup=False)

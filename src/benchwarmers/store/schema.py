@@ -226,11 +226,13 @@ suite_results = Table(
     Column("unit_alias", String(300)),  # the model asked alone; None for a collection's panel
     Column("panel_id", String(40), nullable=False),
     Column("call", String(64), nullable=False),  # the seat's call id (its verdict's call)
-    Column("status", String(16), nullable=False),  # the seat's: ok | empty | error | paced | cooling | retired
+    Column("status", String(16), nullable=False),  # ok | empty | error | paced | cooling | retired | skipped
     Column("seconds", Float, nullable=False),
     Column("tokens", Integer),
     Column("rate_limited", Boolean, nullable=False, default=False),
     Column("graded", JSON),  # None when the seat gave no answer to grade
+    # Why the member could not take the task (status `skipped`): window, 413, context; None when it did.
+    Column("skipped", String(32)),
     Column("created_at", Float, nullable=False),
     UniqueConstraint("run_id", "task", "attempt", "alias"),
     Index("ix_suite_results_run", "run_id", "task"),

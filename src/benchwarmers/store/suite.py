@@ -71,6 +71,24 @@ async def done_units(conn: AsyncConnection, run_id: str) -> set[tuple[str, int, 
     return {(task, attempt, alias) for task, attempt, alias in await conn.execute(query)}
 
 
+async def result_of(conn: AsyncConnection, run_id: str, task: str, attempt: int, alias: str) -> dict[str, Any] | None:
+    """One model's result on one task attempt of a run (a control's bug twin), if it has one."""
+    query = select(suite_results).where(
+        and_(
+            suite_results.c.run_id == run_id,
+            suite_results.c.task == task,
+            suite_results.c.attempt == attempt,
+            suite_results.c.alias == alias,
+        )
+    )
+    row = (await conn.execute(query)).first()
+    return dict(row._mapping) if row else None
+
+
+async def set_graded(conn: AsyncConnection, result_id: int, graded: dict[str, Any]) -> None:
+    await conn.execute(suite_results.update().where(suite_results.c.id == result_id).values(graded=graded))
+
+
 async def insert_results(conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
     if rows:
         now = time.time()

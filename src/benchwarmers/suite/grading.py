@@ -126,6 +126,23 @@ def pair_outcome(bug_hit: bool, control_flagged: bool) -> str:
     return "reversed" if control_flagged else "neither"
 
 
+def pair_verdicts(bug: Graded | None, control: Graded) -> tuple[bool | None, bool]:
+    """A control counts only beside its twin: (the control's verdict, whether the twin's useful
+    verdict must be withdrawn).
+
+    `bug` is the same model's graded answer to the twin in the same run and attempt (None when it
+    has none). Saying nothing is right on a control but shows nothing: a control left alone is
+    useful only when the twin's bug was found, and earns no verdict otherwise. A flagged control is
+    not useful, and it withdraws the twin's useful verdict too (both flagged: the find was the
+    flagging, not the bug), so flagging everything earns nothing either.
+    """
+    if control.flagged:
+        return False, bug is not None and bug.useful
+    if bug is None or not bug.hit:
+        return None, False
+    return len(control.false) <= 1, False
+
+
 def pair_outcomes(results: Mapping[str, Mapping[str, Any]], tasks: Mapping[str, Task]) -> dict[str, str]:
     """pair id → outcome, for pairs whose bug and control were both graded.
 

@@ -22,6 +22,11 @@ import orjson
 from benchwarmers.errors import InvalidRequest
 
 KINDS = ("claim", "bug", "control")
+# The most a reviewer may write per task kind (the request's `max_tokens`): room for every claim a
+# real review makes, one line each, but not for a small model rambling to the end of its window.
+# A bug and its control get the same, so the pair compares like with like; mined pairs show more
+# code (up to 220 lines) than a seeded claim's one function.
+MAX_TOKENS = {"claim": 512, "bug": 768, "control": 768}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}$")
 SHIPPED = "benchwarmers.suite"  # package holding the `tasks/` folder
 
@@ -81,6 +86,10 @@ class Task:
     test: str | None = None  # claim tasks: the project's test that catches the seeded defect
     seed: Mapping[str, Any] = field(default_factory=dict)  # claim tasks: the recorded mutation
     prompt_text: str | None = None  # a prompt of its own; else the standard review request
+
+    @property
+    def max_tokens(self) -> int:
+        return MAX_TOKENS[self.kind]
 
     @property
     def pair_id(self) -> str | None:

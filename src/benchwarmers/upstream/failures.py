@@ -35,10 +35,11 @@ _CONTEXT_LIMIT = (
     re.compile(r"context (?:window|length|size) (?:is|of) (\d[\d,]*)", re.IGNORECASE),
     re.compile(r"(\d[\d,]*) maximum context length", re.IGNORECASE),
     re.compile(r"prompt is too long: \d[\d,]* tokens > (\d[\d,]*)", re.IGNORECASE),
+    re.compile(r"available context size \((\d[\d,]*) tokens\)", re.IGNORECASE),  # llama.cpp's server
 )
 _CONTEXT_PHRASES = re.compile(
     r"reduce the length|context[_ ]length[_ ]exceeded|exceeds? (?:the )?(?:model's )?context"
-    r"|prompt is too long|context window exceeded",
+    r"|prompt is too long|context window exceeded|exceeds the available context size",
     re.IGNORECASE,
 )
 _RATE_LIMIT_CODES = {"rate_limit_exceeded", "resource_exhausted", "insufficient_quota", "too_many_requests"}
@@ -175,6 +176,19 @@ def context_limit_in(message: str) -> int | None:
     return None
 
 
+def _n_ctx_in(body: bytes) -> int | None:
+    """llama.cpp's server states its window beside the message: `{"error": {..., "n_ctx": 2048}}`."""
+    if b'"n_ctx"' not in body or len(body) > _MAX_JSON_BODY:
+        return None
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    error = data.get("error") if isinstance(data, dict) else None
+    value = error.get("n_ctx") if isinstance(error, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
 def _status_phrase(status: int) -> str:
     try:
         return HTTPStatus(status).phrase
@@ -206,7 +220,7 @@ def classify_response(
     if not message:
         message = _status_phrase(effective)
 
-    limit = context_limit_in(message)
+    limit = context_limit_in(message) or _n_ctx_in(body)
     if limit is not None or code_lower == "context_length_exceeded" or _CONTEXT_PHRASES.search(message):
         kind = FailureKind.context_too_long
     elif (status_word or "").upper() == "RESOURCE_EXHAUSTED" or code_lower in _RATE_LIMIT_CODES:
@@ -271,7 +285,7 @@ def failure_from_exception(exc: BaseException, secrets: Iterable[str] = ()) -> U
         return UpstreamFailure(FailureKind.timeout, f"timeout: {message}", secrets=secrets)
     if names & _CONNECTION_CLASSES or isinstance(exc, OSError):
         return connection_failure(exc, secrets)
-    limit = context_limit_in(message)
+    limit = context_limit_in(message) or _n_ctx_in(body)
     if limit is not None or _CONTEXT_PHRASES.search(message):
         return UpstreamFailure(FailureKind.context_too_long, message, context_limit=limit, secrets=secrets)
     if _RATE_LIMIT_PHRASES.search(message):

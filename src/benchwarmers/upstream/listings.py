@@ -28,6 +28,8 @@ KINDS = (
     "mistral",
     "ollama",
     "lmstudio",
+    "llamacpp",
+    "vllm",
     "openwebui",
     "litellm",
     "cliproxy",
@@ -307,6 +309,33 @@ def parse_ollama(tags: Any, shows: Mapping[str, Any] | None = None) -> list[List
     return _unique(models)
 
 
+def parse_llamacpp(payload: Any, props: Any = None) -> list[ListedModel]:
+    """llama.cpp's server (and llamafile, llama-cpp-python's): `GET {base}/models`, whose entries'
+    `meta.n_ctx_train` is the window the model was trained with, plus `GET {root}/props` (None when
+    it did not answer), whose `default_generation_settings.n_ctx` (older builds: `n_ctx`) is the
+    context a request really gets, and `modalities.vision` whether it takes images. The server runs
+    one model, so `/props` speaks for it only when the listing has one. All free (local)."""
+    models = [replace(m, **_LOCAL) for m in parse_openai(payload)]
+    trained = {
+        _text(e.get("id")): _as_int(_get(e, "meta.n_ctx_train"))
+        for e in _entries(payload, "data")
+        if _text(e.get("id"))
+    }
+    props = props if isinstance(props, Mapping) else {}
+    runtime = _as_int(_get(props, "default_generation_settings.n_ctx")) or _as_int(props.get("n_ctx"))
+    vision = _get(props, "modalities.vision")
+    found = []
+    for model in models:
+        windows = [w for w in (model.context_window, trained.get(model.model_id)) if w]
+        if len(models) == 1 and runtime:
+            windows.append(runtime)  # a server started with -c 2048 cuts every prompt at 2,048
+        kinds = model.input_kinds
+        if len(models) == 1 and isinstance(vision, bool):
+            kinds = _TEXT_IMAGE if vision else _TEXT
+        found.append(replace(model, context_window=min(windows) if windows else None, input_kinds=kinds))
+    return found
+
+
 def _litellm_entry(entry: Mapping[str, Any]) -> ListedModel | None:
     model_id = _text(entry.get("model_name"))
     info = entry.get("model_info")
@@ -343,6 +372,9 @@ _PARSERS: dict[str, Callable[[Any], list[ListedModel]]] = {
     "litellm": parse_litellm,
     "cliproxy": parse_cliproxy,
     "responses": parse_openai,
+    "llamacpp": parse_llamacpp,
+    # vLLM lists `max_model_len`, the window it was started with (the generic reader's field).
+    "vllm": lambda payload: [replace(model, **_LOCAL) for model in parse_openai(payload)],
 }
 
 
@@ -395,12 +427,22 @@ async def _fetch_ollama(root: str, fetch_json: FetchJson) -> list[ListedModel]:
     return parse_ollama(tags, dict(answers))
 
 
+async def _fetch_llamacpp(base: str, root: str, fetch_json: FetchJson) -> list[ListedModel]:
+    listing = await fetch_json("GET", f"{base}/models", None)
+    try:
+        props = await fetch_json("GET", f"{root}/props", None)
+    except Exception:
+        props = None  # llama-cpp-python's server and older llamafiles have no /props
+    return parse_llamacpp(listing, props)
+
+
 async def fetch_listing(kind: str, base_url: str, fetch_json: FetchJson) -> list[ListedModel]:
     """Fetch and parse an endpoint's model listing.
 
     `base_url` is the OpenAI-compatible base the endpoint was registered with. Routes per kind:
     ollama `{root}/api/tags` + `POST {root}/api/show` per model (4 at a time); lmstudio
-    `{root}/api/v1/models`, else `/api/v0/models`, else `{base}/models`; litellm `{root}/model/info`,
+    `{root}/api/v1/models`, else `/api/v0/models`, else `{base}/models`; llamacpp `{base}/models` and
+    `{root}/props` (optional); litellm `{root}/model/info`,
     else `{base}/models`; openwebui `{root}/api/models` (a base ending in `/api` is accepted);
     the rest `{base}/models`. Unknown kind → ValueError naming the known kinds.
     """
@@ -418,6 +460,8 @@ async def fetch_listing(kind: str, base_url: str, fetch_json: FetchJson) -> list
                 (f"{base}/models", _parse_local_generic),
             ],
         )
+    if kind == "llamacpp":
+        return await _fetch_llamacpp(base, root, fetch_json)
     if kind == "litellm":
         return await _first_that_parses(
             fetch_json, [(f"{root}/model/info", parse_litellm), (f"{base}/models", parse_openai)]

@@ -10,6 +10,7 @@ finds it by id; only a model the listing newly adds is named ENDPOINT/ID again.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -19,6 +20,23 @@ from benchwarmers.errors import Conflict, InvalidRequest
 from benchwarmers.store import aliases as alias_rows
 
 MAX_ALIAS = 300  # the column's width
+
+
+# A listing id that is a model file's path (llama.cpp's server lists the path it loaded).
+_PATH_ID = re.compile(r"^(?:/|~|\.{1,2}/|[A-Za-z]:[\\/])|\\")
+_WEIGHTS = re.compile(r"\.(?:gguf|ggml|bin|safetensors|llamafile)$", re.IGNORECASE)
+
+
+def listed_alias(endpoint: str, model_id: str) -> str:
+    """The alias a listed model is given: ENDPOINT/ID, readable when the id is a file path
+    (`/root/.cache/x/SmolLM2-135M-Instruct.Q4_1.gguf` → `ENDPOINT/smollm2-135m-instruct.q4_1`: the
+    file's stem, lowercased). The model keeps its real id for calls; the alias only names it."""
+    name = model_id
+    if _PATH_ID.search(model_id) or _WEIGHTS.search(model_id):
+        name = _WEIGHTS.sub("", re.split(r"[\\/]", model_id.rstrip("/\\"))[-1]).lower()
+    # What check_alias refuses cannot come from a listing either: no spaces, no empty path parts.
+    name = "/".join(part for part in re.sub(r"\s+", "-", name.strip()).split("/") if part)
+    return f"{endpoint}/{name or 'model'}"
 
 
 def check_alias(new: str, endpoint: str, endpoint_names: Iterable[str]) -> None:

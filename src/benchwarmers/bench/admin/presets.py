@@ -103,6 +103,18 @@ PRESETS: dict[str, Preset] = {
             "lmstudio", "LM Studio (local)", "http://127.0.0.1:1234/v1", "lmstudio", free_tier=True, local=True,
             provider="lmstudio", note="models you have downloaded, on this machine",
         ),
+        Preset(
+            "llamacpp", "llama.cpp's server (local)", "http://127.0.0.1:8080/v1", "llamacpp", free_tier=True,
+            local=True, note="the model llama-server (or llama-cpp-python's server) was started with",
+        ),
+        Preset(
+            "vllm", "vLLM (local)", "http://127.0.0.1:8000/v1", "vllm", free_tier=True, local=True,
+            note="the model vllm serve was started with; its window is max_model_len",
+        ),
+        Preset(
+            "llamafile", "llamafile (local)", "http://127.0.0.1:8080/v1", "llamacpp", free_tier=True, local=True,
+            note="the model the llamafile carries (llama.cpp's server inside)",
+        ),
         # A flat subscription is not free per call, and its limits are shared with your own CLI use:
         # explorers take these models only once you say so (--free-tier).
         Preset(

@@ -147,6 +147,16 @@ class Draft:
         return self.content.images > 0
 
 
+def too_small(snapshot: Snapshot, members: Sequence[str], estimate: int) -> list[tuple[str, int]]:
+    """(alias, window) of the members whose known window is smaller than the prompt's estimate: a
+    panel with any of them is refused (413); the suite leaves them out and records a skip."""
+    return [
+        (alias, model.window)
+        for alias in members
+        if (model := snapshot.models.get(alias)) is not None and model.window is not None and model.window < estimate
+    ]
+
+
 def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None) -> Draft:
     """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large).
 
@@ -166,11 +176,7 @@ def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | 
             f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
             param="bench.shape",
         )
-    small = [
-        (alias, model.window)
-        for alias in collection["members"]
-        if (model := snapshot.models.get(alias)) is not None and model.window is not None and model.window < estimate
-    ]
+    small = too_small(snapshot, collection["members"], estimate)
     if small:
         named = ", ".join(f"{alias} ({window:,} tokens)" for alias, window in small)
         raise TooLarge(

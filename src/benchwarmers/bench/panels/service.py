@@ -6,6 +6,7 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from benchwarmers.bench.panels.prepare import (
     direct_collection,
     fixed_shape,
     read_request,
+    resolve_collection,
     scrub_outcome,
     seat_panel,
 )
@@ -96,13 +98,24 @@ class Panels:
         return self.ids.new()
 
     async def prepare(
-        self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str, direct: str | None = None
+        self,
+        body: dict[str, Any],
+        body_hash: str,
+        caller: Caller,
+        panel_id: str,
+        direct: str | None = None,
+        without: Sequence[str] = (),
     ) -> PreparedPanel:
         """Everything that can refuse a request happens here, before any seat is called.
 
-        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`)."""
+        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`);
+        `without` names members of the body's collection to leave out (those the suite skips)."""
         snapshot = await self.state.snapshot()
-        draft = read_request(snapshot, body, direct_collection(direct, snapshot) if direct else None)
+        collection = direct_collection(direct, snapshot) if direct else None
+        if collection is None and without:
+            named = resolve_collection(snapshot, body.get("model"))[0]
+            collection = {**named, "members": [m for m in named["members"] if m not in without]}
+        draft = read_request(snapshot, body, collection)
         await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.admin.checks import probe_model
 from benchwarmers.bench.admin.collection_rules import close_matches
 from benchwarmers.bench.admin.models import model_detail
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
-_LOCAL_KINDS = frozenset({"ollama", "lmstudio"})
+_LOCAL_KINDS = frozenset({"ollama", "lmstudio", "llamacpp", "vllm"})
 ONBOARD_TIMEOUT = 20.0  # seconds per probe call when a model is added
 
 
@@ -217,7 +218,7 @@ async def add(state: BenchState, target: str, *, actor: str | None = None, probe
             code="not_reachable",
         )
     endpoint = snapshot.endpoints[found.reachable]
-    alias = f"{endpoint.name}/{model_id}"
+    alias = listed_alias(endpoint.name, model_id)
     known = catalog.lookup(model_id, provider)
     facts = listed_facts(known) if known is not None else {}
     async with state.write() as conn:

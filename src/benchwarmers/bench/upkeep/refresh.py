@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
@@ -157,8 +158,8 @@ async def record_listing(
             row = existing.get(model_id)
             model = by_id.get(model_id)
             if row is None:
-                # Its alias is ENDPOINT/ID, unless the user gave that alias to another model.
-                alias = await roster.free_alias(conn, f"{name}/{model_id}")
+                # Its alias is ENDPOINT/ID (a file path's readable stem), unless the user gave it to another model.
+                alias = await roster.free_alias(conn, listed_alias(name, model_id))
                 pk = await roster.insert_model(conn, alias=alias, endpoint_id=endpoint["id"], model_id=model_id)
                 counts["added"] += 1
             else:

@@ -67,6 +67,7 @@ function codeFile(file, key) {
 }
 
 function grade(seat, kind) {
+  if (seat.skipped) return [h("span", { class: "badge" }, `skipped: ${seat.skipped}`)];
   if (seat.hit === null) return [h("span", { class: "badge" }, seat.status === "ok" ? "not graded" : seat.status)];
   const badges = [];
   if (kind === "control") {
