@@ -203,7 +203,8 @@ async def report(
     task: str = typer.Option(None, "--task", help="show each seat's answer to this task"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Per model: hit rate (Wilson 95%), pair-correct rate, false claims, seconds, tokens, rate limits."""
+    """Per model: pair-correct rate and the other pair outcomes (both flagged, neither, reversed), hit rate
+    (Wilson 95%), false claims, seconds, tokens, rate limits."""
     found = await bench.suite.report(run_id)
     if as_json:
         print_json(found)
@@ -214,6 +215,10 @@ async def report(
         [
             m["alias"],
             _rate(m["pair_correct_rate"], m["correct"], m["pairs"]),
+            # The other pair outcomes: all in both flagged flags everything, all in neither flags nothing.
+            str(m["both_flagged"]),
+            str(m["neither"]),
+            str(m["reversed"]),
             _rate(m["hit_rate"], m["hits"], m["found"])
             + (f" [{m['hit_interval'][0]:.2f}–{m['hit_interval'][1]:.2f}]" if m["hit_interval"] else ""),
             "-" if m["false_per_answer"] is None else f"{m['false_per_answer']:.2f}",
@@ -227,6 +232,9 @@ async def report(
     headers = [
         "model",
         "pairs correct",
+        "both flagged",
+        "neither",
+        "reversed",
         "hit rate [95%]",
         "false/answer",
         "median s",
