@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -53,10 +54,27 @@ def test_the_readme_suite_tour_runs_from_a_fresh_home(home):
         fake.kill()
         fake.wait()
     assert all("fake/finder" in out for out in outputs[-2:])  # the report and the leaderboard
+    # The report's table says how each pair went: flag-all flags both sides of every pair, flag-none
+    # neither, wrong-line only the fix. (Its header and rows, as the terminal table draws them.)
+    drawn = [line for line in outputs[-2].splitlines() if line.startswith(("┃", "│"))]
+    table = [[cell.strip() for cell in re.split("[┃│]", line)[1:6]] for line in drawn]
+    assert table == [
+        ["model", "pairs correct", "both flagged", "neither", "reversed"],
+        ["fake/finder", "100% (5/5)", "0", "0", "0"],
+        ["fake/flag-all", "0% (0/5)", "5", "0", "0"],
+        ["fake/flag-none", "0% (0/5)", "0", "5", "0"],
+        ["fake/wrong-line", "0% (0/5)", "0", "0", "5"],
+    ]
     models = {m["alias"]: m for m in report_json()["models"]}
     assert {alias: (m["correct"], m["hits"], m["pairs"]) for alias, m in models.items()} == {
         "fake/finder": (5, 5, 5),
         "fake/flag-all": (0, 5, 5),
         "fake/flag-none": (0, 0, 5),
+        "fake/wrong-line": (0, 0, 5),
+    }
+    assert {alias: (m["both_flagged"], m["neither"], m["reversed"]) for alias, m in models.items()} == {
+        "fake/finder": (0, 0, 0),
+        "fake/flag-all": (5, 0, 0),
+        "fake/flag-none": (0, 5, 0),
         "fake/wrong-line": (0, 0, 5),
     }

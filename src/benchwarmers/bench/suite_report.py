@@ -154,6 +154,24 @@ def task_view(task: Task) -> dict[str, Any]:
     }
 
 
+def task_shown(task: Task) -> dict[str, Any]:
+    """A task as `suite show` prints it: the prompt exactly as a model is sent it, the key with the patterns
+    a claim must match to name the mechanism (a control: its pair and the fixed lines), and the files' spans."""
+    key = _key(task)
+    if key is not None and task.key is not None:
+        key["patterns"] = list(task.key.patterns)
+    return {
+        "task": task.id,
+        "kind": task.kind,
+        "title": task.title,
+        "shape": task.shape,
+        "key": key,
+        "source": {k: v for k, v in vars(task.source).items() if v},
+        "files": [{"path": f.path, "start": f.start, "end": f.end} for f in task.files],
+        "prompt": task.prompt(),
+    }
+
+
 def report(
     run: Mapping[str, Any],
     results: Sequence[Mapping[str, Any]],

@@ -1,15 +1,20 @@
-"""`benchwarmers suite`: list, mine, run and report the review tasks with known defects."""
+"""`benchwarmers suite`: list, show, mine, run and report the review tasks with known defects."""
 
 from __future__ import annotations
 
+import difflib
+import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import typer
+from rich.panel import Panel
 from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+from rich.text import Text
 
 from benchwarmers.bench.services import Bench
+from benchwarmers.bench.suite_report import task_shown
 from benchwarmers.bench.suite_run import UnitDone
 from benchwarmers.cli.common import console, err_console, fail, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import BenchError
@@ -54,6 +59,58 @@ def list_tasks(
         for t in tasks
     ]
     table(None, ["task", "kind", "shape", "shows", "licence"], rows)
+
+
+@app.command("show")
+def show(
+    task_id: str = typer.Argument(..., help="a task's id, as `suite list` shows it"),
+    tasks_dir: list[Path] = TASKS_DIR,
+    as_json: bool = typer.Option(False, "--json", help="print JSON"),
+) -> None:
+    """Show one task: its prompt exactly as a model is sent it, and its key (where the defect is, what names it)."""
+    tasks = {t.id: t for t in _tasks(tasks_dir)}
+    if task_id not in tasks:
+        close = difflib.get_close_matches(task_id, tasks, n=3, cutoff=0.5)
+        hint = f" Did you mean {', '.join(close)}?" if close else ""
+        raise fail(f"no task {task_id!r}; `benchwarmers suite list` shows them.{hint}")
+    shown = task_shown(tasks[task_id])
+    if as_json:
+        print_json(shown)
+        return
+    facts = [("task", shown["task"]), ("kind", shown["kind"]), ("shape", shown["shape"]), ("title", shown["title"])]
+    facts += [("source", _source(shown["source"])), *_key_lines(shown["key"])]
+    if console.is_terminal:
+        for name, value in facts:
+            console.print(Text.assemble((f"{name}: ", "bold"), value))
+        prompt = Panel(Text(shown["prompt"]), title="the prompt, exactly as a model is sent it", title_align="left")
+        # Wrapped inside the panel (the console's soft wrap would crop it there); the text itself is unchanged.
+        console.print(prompt, soft_wrap=False)
+        return
+    # Piped: plain lines, the prompt last and verbatim (`--json | jq -r .prompt` gives it alone).
+    sys.stdout.write("".join(f"{name}: {value}\n" for name, value in facts) + "prompt:\n" + shown["prompt"] + "\n")
+
+
+def _source(source: dict[str, str]) -> str:
+    where = source.get("url") or source["repo"]
+    commit = f" @ {source['commit'][:12]}" if source.get("commit") else ""
+    return f"{source['repo']}{commit} ({source['license']}) {where}".strip()
+
+
+def _key_lines(key: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """What a right answer names: a bug's place and mechanism, or a control's fixed lines (none is right)."""
+    if key is None:
+        return [("key", "none")]
+    if "mechanism" in key:
+        first, last = key["lines"]
+        lines = f"line {first}" if first == last else f"lines {first}-{last}"
+        return [
+            ("key", f"{key['path']} {lines}, in {key['function']}"),
+            ("mechanism", key["mechanism"]),
+            ("patterns", "; ".join(key["patterns"])),
+        ]
+    first, last = key["fixed_lines"]
+    flagged = f"a claim at {key['path']} lines {first}-{last} (±3) flags it"
+    return [("key", f"no defect: the code after the fix of {key['pair']}; {flagged}")]
 
 
 @app.command("mine")
@@ -150,7 +207,8 @@ async def report(
     task: str = typer.Option(None, "--task", help="show each seat's answer to this task"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Per model: hit rate (Wilson 95%), pair-correct rate, false claims, seconds, tokens, rate limits, skips."""
+    """Per model: pair-correct rate and the other pair outcomes (both flagged, neither, reversed), hit rate
+    (Wilson 95%), false claims, seconds, tokens, rate limits, skips."""
     found = await bench.suite.report(run_id)
     if as_json:
         print_json(found)
@@ -161,6 +219,10 @@ async def report(
         [
             m["alias"],
             _rate(m["pair_correct_rate"], m["correct"], m["pairs"]),
+            # The other pair outcomes: all in both flagged flags everything, all in neither flags nothing.
+            str(m["both_flagged"]),
+            str(m["neither"]),
+            str(m["reversed"]),
             _rate(m["hit_rate"], m["hits"], m["found"])
             + (f" [{m['hit_interval'][0]:.2f}–{m['hit_interval'][1]:.2f}]" if m["hit_interval"] else ""),
             "-" if m["false_per_answer"] is None else f"{m['false_per_answer']:.2f}",
@@ -175,6 +237,9 @@ async def report(
     headers = [
         "model",
         "pairs correct",
+        "both flagged",
+        "neither",
+        "reversed",
         "hit rate [95%]",
         "false/answer",
         "median s",

@@ -1,4 +1,4 @@
-"""Shaping data for the templates: times, numbers, a model's status, chart geometry, change lines.
+"""Shaping data for the templates: times, numbers, a model's status, chart geometry, gateway fields.
 
 Pure functions (the templates stay free of arithmetic); everything here returns plain text or
 numbers that Jinja escapes as it renders.
@@ -11,14 +11,11 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-import orjson
-
 from benchwarmers.bench import gateway_config
 from benchwarmers.bench.evidence.board import Standing
 from benchwarmers.bench.evidence.cost import per_million, price_source
 
 CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
-CHANGE_TEXT = 160  # characters of a before/after value shown in the changes log
 
 
 def iso(ts: float | None) -> str:
@@ -128,31 +125,6 @@ def evidence_by_model(boards: Iterable[Any]) -> dict[str, list[Standing]]:
         for standing in board.standings:
             found.setdefault(standing.alias, []).append(standing)
     return found
-
-
-def _short(value: Any) -> str:
-    if value is None:
-        return ""
-    text = value if isinstance(value, str) else orjson.dumps(value).decode()
-    return text if len(text) <= CHANGE_TEXT else text[: CHANGE_TEXT - 1] + "…"
-
-
-def change_line(change: Mapping[str, Any]) -> dict[str, Any]:
-    """One changes-log row: what changed, only the fields that did when both sides are objects."""
-    before, after = change.get("before"), change.get("after")
-    if isinstance(before, dict) and isinstance(after, dict):
-        keys = [k for k in dict.fromkeys([*before, *after]) if before.get(k) != after.get(k)]
-        before = {k: before.get(k) for k in keys if k in before}
-        after = {k: after.get(k) for k in keys if k in after}
-    return {
-        "at": change["at"],
-        "actor": change["actor"],
-        "subject": change["subject"],
-        "name": change["name"],
-        "action": change["action"],
-        "before": _short(before),
-        "after": _short(after),
-    }
 
 
 def gateway_fields(gateway: Mapping[str, Any]) -> list[dict[str, Any]]:

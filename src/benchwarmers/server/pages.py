@@ -33,7 +33,7 @@ from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, views
+from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
 from benchwarmers.server.api_admin import collection_views
 from benchwarmers.server.deps import BenchDep, pages_router
 from benchwarmers.server.params import Blank, Days, Flag, MinWindow, flag
@@ -86,7 +86,7 @@ def environment() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.globals.update(asset=asset, version=__version__, nav=NAV, themes=THEMES)
     env.filters.update(when=views.when, iso=views.iso, tokens=views.tokens, yes_no=views.yes_no, percent=views.percent)
-    env.filters.update(usd=bench_cost.usd, count="{:,}".format)
+    env.filters.update(usd=bench_cost.usd, count="{:,}".format, utc=change_views.utc)
     env.globals.update(price_text=views.price_text, per_million=bench_cost.per_million, seconds=views.seconds)
     return env
 
@@ -291,7 +291,7 @@ async def settings_page(
     ] = None,
 ) -> Response:
     snapshot = await bench.state.snapshot()
-    changes = [views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
+    changes = [change_views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
     return await render(
         request,
         "settings.html",

@@ -43,12 +43,17 @@ export function seconds(value) {
   return value < 10 ? `${value.toFixed(2)} s` : `${value.toFixed(1)} s`;
 }
 
-// Times the server wrote in its own zone, shown in the browser's.
+// `2026-12-01 19:41:06 UTC`: the exact time, as the title of a shown time.
+export function utcText(date) {
+  return `${date.toISOString().slice(0, 19).replace("T", " ")} UTC`;
+}
+
+// Times the server wrote in its own zone, shown in the browser's; the title holds the exact UTC.
 export function localTimes(root) {
   for (const el of $$("time[data-ts]", root)) {
     const date = new Date(Number(el.dataset.ts) * 1000);
     el.textContent = date.toLocaleString([], { dateStyle: "medium", timeStyle: "short" });
-    el.title = date.toString();
+    el.title = utcText(date);
   }
 }
 

@@ -4,7 +4,7 @@
 // so a new panel shows within about a second without a reload.
 
 import { api } from "./api.js";
-import { $, append, h, seconds, when } from "./dom.js";
+import { $, append, h, seconds, utcText, when } from "./dom.js";
 
 const POLL_MS = 1000;
 const state = { panels: new Map(), next: null, head: null, loaded: false, polling: false, query: "", running: [] };
@@ -20,21 +20,57 @@ export function startGateway(openSeat) {
   document.addEventListener("bench:verdict", (event) => refreshPanel(event.detail.panel));
   const filters = $("#log-filters");
   if (filters) {
-    const apply = () => {
-      const params = new URLSearchParams();
-      for (const [name, value] of new FormData(filters)) if (String(value).trim()) params.set(name, String(value).trim());
-      state.query = params.toString();
+    // The filter lives in the query string (`/?owed=1&model=…`): a reload or a shared link shows the
+    // same panels, and back / forward step through the filters used.
+    const apply = (push, hash = location.hash) => {
+      state.query = queryOf(filters);
+      if (push) {
+        const url = `${location.pathname}${state.query ? `?${state.query}` : ""}${hash}`;
+        if (url !== location.pathname + location.search + location.hash) history.pushState(null, "", url);
+      }
       state.panels.clear();
       state.loaded = false;
       loadFirst().catch(showProblem);
     };
+    fill(filters, location.search);
+    state.query = queryOf(filters);
+    if (state.query) $("#filter-box").open = true;
     filters.addEventListener("submit", (event) => {
       event.preventDefault();
-      apply();
+      apply(true);
     });
-    filters.addEventListener("change", apply);
+    filters.addEventListener("change", () => apply(true));
+    window.addEventListener("popstate", () => {
+      fill(filters, location.search);
+      apply(false);
+    });
+    // The owed badge links to the log filtered to owed seats: here, that filter without a reload.
+    $("#owed-link").addEventListener("click", (event) => {
+      event.preventDefault();
+      const link = new URL(event.currentTarget.href);
+      fill(filters, link.search);
+      $("#filter-box").open = true;
+      apply(true, link.hash);
+    });
   }
   start();
+}
+
+// The form's filters as a query string: only the fields that say something.
+function queryOf(filters) {
+  const params = new URLSearchParams();
+  for (const [name, value] of new FormData(filters)) if (String(value).trim()) params.set(name, String(value).trim());
+  return params.toString();
+}
+
+// The form as a query string says (a field it leaves out is cleared).
+function fill(filters, search) {
+  const params = new URLSearchParams(search);
+  for (const field of filters.elements) {
+    if (!field.name) continue;
+    if (field.type === "checkbox") field.checked = params.get(field.name) === field.value;
+    else field.value = params.get(field.name) || "";
+  }
 }
 
 function withQuery(path) {
@@ -176,7 +212,7 @@ function panelItem(panel, isNew) {
   const head = h(
     "div",
     { class: "panel-head" },
-    h("time", { datetime: new Date(panel.created * 1000).toISOString() }, when(panel.created)),
+    h("time", { datetime: new Date(panel.created * 1000).toISOString(), title: utcText(new Date(panel.created * 1000)) }, when(panel.created)),
     h("a", { class: "collection mono", href: `/panels/${encodeURIComponent(panel.id)}`, "aria-label": `Judge panel ${panel.id} of bench/${panel.collection}` }, `bench/${panel.collection}`, panel.reply === "merged" ? ":merged" : ""),
     h("span", {}, "shape ", h("strong", { class: "shape" }, panel.shape), ` · ${panel.shape_by}`),
     h("span", { class: "asked-by" }, "Asked by ", h("strong", {}, panel.caller)),

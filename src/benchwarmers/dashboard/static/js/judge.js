@@ -5,7 +5,7 @@
 // Used by the panel page and the playground; verdicts go where the page says (`data-verdict-url`).
 
 import { api } from "./api.js";
-import { $, $$, cutText, h, seconds, when } from "./dom.js";
+import { $, $$, append, cutText, h, seconds, utcText, when } from "./dom.js";
 import { clearErrors, lines, showError, text } from "./forms.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -44,7 +44,7 @@ export function showPanel(root, panel, onNavigate = null) {
     h("div", {},
       h("h1", { class: "mono", id: "judge-title" }, `bench/${panel.collection}`),
       h("p", { class: "muted small" },
-        h("time", { datetime: new Date(panel.created * 1000).toISOString() }, when(panel.created)),
+        h("time", { datetime: new Date(panel.created * 1000).toISOString(), title: utcText(new Date(panel.created * 1000)) }, when(panel.created)),
         ` · shape ${panel.shape} (${panel.shape_by}) · asked by ${panel.caller}`,
         panel.seconds ? ` · ${seconds(panel.seconds)}` : "",
       ),
@@ -59,7 +59,9 @@ export function showPanel(root, panel, onNavigate = null) {
   panel.seats.forEach((seat, i) => grid.append(seatCard(seat, i)));
   const skipped = (panel.skipped || []).map((s) => `${s.seat} ${s.alias} (${s.why})`);
   const note = skipped.length ? h("p", { class: "muted small", id: "judge-skipped" }, `Skipped: ${skipped.join("; ")}`) : null;
-  root.replaceChildren(head, prompt, grid, note, keysHelp(onNavigate !== null));
+  // Through append, which drops the missing note: replaceChildren would write a null as the text "null".
+  root.replaceChildren();
+  append(root, [head, prompt, grid, note, keysHelp(onNavigate !== null)]);
   const first = panel.seats.findIndex(owes);
   pick(first >= 0 ? first : 0, false);
 }

@@ -1,5 +1,5 @@
 // The roster: a filter, and the model popup (override the window and output cap, Vision / OCR,
-// family, free, enabled), which sends only what was changed.
+// family, free, enabled), which sends only what was changed; Restore on a retired model's row.
 
 import { aliasPath, api } from "../api.js";
 import { $, $$, h } from "../dom.js";
@@ -19,6 +19,11 @@ export function start() {
     $("#model-count").textContent = `${shown} models`;
   });
   onClick("[data-model]", (button) => open(button.dataset.model));
+  // The admin API `benchwarmers model restore` uses too; the reload shows its status back to ok.
+  onClick("[data-restore]", async (button) => {
+    const restored = await api("POST", `/api/models/${aliasPath(button.dataset.restore)}/restore`);
+    reloadWith(`${restored.alias} restored (${restored.status}): members ask it again and it may sit explorer seats`);
+  });
   const form = $("#model-form");
   form.addEventListener("submit", (event) => {
     event.preventDefault();
