@@ -130,7 +130,7 @@ class Wire:
 CHAT_WIRE = Wire(body=lambda reply: reply, frames=stream_chunks)
 
 
-@router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404))
+@router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404, 422))
 async def chat_completions(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     # The router's guard has run: the body is read only for a caller it let through.
     raw = await read_body(request)

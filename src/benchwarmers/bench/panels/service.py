@@ -45,7 +45,7 @@ from benchwarmers.bench.panels.reply import (
 from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.errors import Forbidden, Unavailable
+from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow, SkippedSeat
@@ -74,6 +74,19 @@ log = logging.getLogger("benchwarmers.panels")
 RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
+def key_reused(idempotency_key: str | None, first_hash: str, body_hash: str, panel_id: str | None) -> None:
+    """422 for an Idempotency-Key sent again with another body: as Stripe answers, the key names one
+    request, so replaying the first panel would answer a question that was not asked."""
+    if idempotency_key is None or first_hash == body_hash:
+        return
+    answered = f" (panel {panel_id})" if panel_id else " (its panel is still running)"
+    raise Unprocessable(
+        f"Idempotency-Key {idempotency_key!r} was already used with a different request body{answered}. "
+        "Send a new key for a new request, or resend the first body unchanged to get its panel back.",
+        code="idempotency_key_reused",
+    )
+
+
 class Panels:
     """Runs panels: refuse early, seat, run, merge, record, reply; and replays of recorded ones."""
 
@@ -84,7 +97,8 @@ class Panels:
         self.recorder = Recorder(state)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
-        self._inflight: dict[tuple[str, str], asyncio.Future[ChatCompletion]] = {}
+        # (caller, Idempotency-Key or body hash) → (the body's hash, the reply it will have)
+        self._inflight: dict[tuple[str, str], tuple[str, asyncio.Future[ChatCompletion]]] = {}
 
     def keep_until_done(self, task: asyncio.Future[Any]) -> None:
         """Hold a panel whose client left until it has recorded its seats (asyncio keeps weak refs)."""
@@ -166,7 +180,8 @@ class Panels:
         """The recorded reply when this request is a replay of one already answered (or running)."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
-            return await asyncio.shield(inflight)
+            key_reused(idempotency_key, inflight[0], body_hash, None)
+            return await asyncio.shield(inflight[1])
         snapshot = await self.state.snapshot()
         now = time.time()
         since = now - snapshot.gateway["replay_window"]
@@ -183,6 +198,7 @@ class Panels:
                     conn, caller=caller.name, request_hash=body_hash, since=max(since, now - longest)
                 )
         if found is not None:
+            key_reused(idempotency_key, found["request_hash"], body_hash, found["panel"])
             return found["response"]
         if running is None:
             return None
@@ -212,7 +228,7 @@ class Panels:
         key = (panel.caller, idempotency_key or panel.request_hash)
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         # The first of two identical requests in flight is the one a replay waits for.
-        self._inflight.setdefault(key, future)
+        self._inflight.setdefault(key, (panel.request_hash, future))
         try:
             with self.state.tracing.panel(panel):
                 reply = await self._run(panel, idempotency_key, disconnected)
@@ -225,7 +241,8 @@ class Panels:
                 await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
-            if self._inflight.get(key) is future:
+            held = self._inflight.get(key)
+            if held is not None and held[1] is future:
                 del self._inflight[key]
 
     async def _unreserve(self, panel_id: str) -> None:
