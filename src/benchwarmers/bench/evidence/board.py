@@ -51,6 +51,7 @@ PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
 DAY = 86_400.0
+FAILING_SHARE = 0.5  # of a standing's seats failed or answered empty: the leaderboard marks it failing
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,11 @@ class Standing:
     @property
     def error_rate(self) -> float | None:
         return self.errors / self.seats if self.seats else None
+
+    @property
+    def failing(self) -> bool:
+        """Half or more of its seats gave no answer: an error, or an empty answer (never owed a verdict)."""
+        return bool(self.seats) and (self.errors + self.empties) / self.seats >= FAILING_SHARE
 
     @property
     def rank_text(self) -> str:
