@@ -317,6 +317,27 @@ def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fa
     )
     assert response.status_code == 413
     assert fake.chat_requests == []
+    # As a nominee it is skipped, said why, and never called; the members answer.
+    collection(bench_with_roster, "big", ["llama-3.3-70b"], max_explorers=0)
+    nominated = httpx2.post(
+        f"{bench_with_roster.v1}/chat/completions",
+        json={
+            "model": "bench/big",
+            "messages": [{"role": "user", "content": "y" * 110_000}],
+            "bench": {"with": ["fake/glm-4.5-air"]},
+        },
+    )
+    assert nominated.status_code == 200
+    bench = nominated.json()["bench"]
+    assert bench["skipped"] == [
+        {
+            "seat": "nominee",
+            "alias": "fake/glm-4.5-air",
+            "why": "its context window (20,000 tokens) is smaller than the prompt (about 30,251 tokens)",
+        }
+    ]
+    assert [(s["seat"], s["alias"], s["status"]) for s in bench["seats"]] == [("member", "fake/llama-3.3-70b", "ok")]
+    assert [r.json["model"] for r in fake.chat_requests] == ["llama-3.3-70b"]
 
 
 def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):

@@ -166,10 +166,15 @@ def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | 
             f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
             param="bench.shape",
         )
+    # Only members that would sit are held to their window: on an image request a member that cannot
+    # (or is not known to) see is skipped as blind first, so its window refuses nothing.
     small = [
         (alias, model.window)
         for alias in collection["members"]
-        if (model := snapshot.models.get(alias)) is not None and model.window is not None and model.window < estimate
+        if (model := snapshot.models.get(alias)) is not None
+        and model.window is not None
+        and model.window < estimate
+        and (not content.images or model.vision is True)
     ]
     if small:
         named = ", ".join(f"{alias} ({window:,} tokens)" for alias, window in small)
