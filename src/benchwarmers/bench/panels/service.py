@@ -6,6 +6,7 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,11 +111,19 @@ class Panels:
         return self.ids.new()
 
     async def prepare(
-        self, body: dict[str, Any], body_hash: str, caller: Caller, panel_id: str, direct: str | None = None
+        self,
+        body: dict[str, Any],
+        body_hash: str,
+        caller: Caller,
+        panel_id: str,
+        direct: str | None = None,
+        admit: Callable[[], Awaitable[None]] | None = None,
     ) -> PreparedPanel:
         """Everything that can refuse a request happens here, before any seat is called.
 
-        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`)."""
+        `direct` names one model to ask alone instead of the body's collection (the suite's `--model`).
+        `admit` runs once the request is one the caller may make, before any model is called: where a
+        gateway key's requests a minute count it, so a refused request is not counted."""
         snapshot = await self.state.snapshot()
         draft = read_request(snapshot, body, direct_collection(direct, snapshot) if direct else None)
         await self.state.pacer.ensure_shared()
@@ -125,6 +134,8 @@ class Panels:
                 param="model",
                 code="collection_not_allowed",
             )
+        if admit is not None:
+            await admit()
         # From here on models may be called (the decision model, then the seats): the panel's id is
         # reserved first, so whatever is called is recorded under an id no other process holds.
         panel_id = await self._reserve(panel_id, draft, body_hash, caller)
