@@ -305,7 +305,8 @@ async def list_panels(
     result: list[ListedPanel] = []
     for panel in panel_rows:
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
-        decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
+        # When the first decision model failed the next was asked: the last one asked decided.
+        decision = next((s for s in reversed(by_panel[panel["id"]]) if s["seat"] == "decision"), None)
         panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
         judgeable = [s for s in panel_seats if s["status"] in OWED]
         result.append(

@@ -44,7 +44,8 @@ class PreparedPanel:
     request_hash: str
     tokens: int = 0  # what a seat reserves under tokens limits: the estimate plus max_tokens
     created: float = field(default_factory=time.time)
-    decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
+    # The decision models' calls, logged like seats but not seats: one, or more when the first failed.
+    decisions: tuple[SeatOutcome, ...] = ()
     checks: dict[str, Any] = field(default_factory=dict)  # tools, tool_choice, response_format: what a pick checks
     snapshot: Snapshot | None = None  # the config it was seated with, which it runs with too
 

@@ -161,7 +161,7 @@ class Panels:
             async with self.state.write() as conn:
                 await calls.drop_reservation(conn, panel_id)
             raise
-        prepared.decision = decision.outcome if decision is not None else None
+        prepared.decisions = decision.outcomes if decision is not None else ()
         return prepared
 
     async def _reserve(self, panel_id: str, draft: Draft, body_hash: str, caller: Caller) -> str:
@@ -276,7 +276,7 @@ class Panels:
         outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
-        for outcome in (*outcomes, *([panel.decision] if panel.decision else [])):
+        for outcome in (*outcomes, *panel.decisions):
             scrub_outcome(outcome, secrets)
         panel.shape_by = scrub_text(panel.shape_by, secrets)
         merged: Merged | None = None
@@ -288,7 +288,7 @@ class Panels:
                 panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
             )
             picked = pick_seat(order, outcomes, panel.checks)
-        extra = [o for o in (merged.outcome if merged else None, panel.decision) if o is not None]
+        extra = [*([merged.outcome] if merged and merged.outcome else []), *panel.decisions]
         reply = self.build_reply(panel, outcomes, merged, picked)
         await self.record(panel, [*outcomes, *extra], reply, idempotency_key, time.perf_counter() - started)
         return reply
