@@ -115,7 +115,7 @@ class Standing:
     def cell(self) -> Cell:
         return Cell(self.alias, self.shape, self.verdicts, self.useful, self.low, self.high, self.maturity)
 
-    def public(self, rank: int) -> dict[str, Any]:
+    def public(self, rank: int | None) -> dict[str, Any]:
         return {
             "rank": rank,
             "alias": self.alias,
@@ -176,8 +176,15 @@ class Board:
             "panels": self.panels,
             "judged_panels": self.judged_panels,
             "comparisons": self.comparisons,
-            "models": [s.public(rank) for rank, s in enumerate(self.standings, start=1)],
+            "models": [s.public(rank) for rank, s in numbered(self.standings)],
         }
+
+
+def numbered(standings: Sequence[Standing]) -> list[tuple[int | None, Standing]]:
+    """Each standing with its place among the ranked ones (1, 2, …); None for one without a rank."""
+    ranked = (s for s in standings if s.rank_range is not None)
+    places = {id(s): place for place, s in enumerate(ranked, start=1)}
+    return [(places.get(id(s)), s) for s in standings]
 
 
 UNJUDGED = {"useful": None, "real": None, "false_claims": None, "judge": None, "judged_at": None, "source": None}
@@ -227,8 +234,13 @@ def error_kinds(kinds: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
 
 
 def with_ranks(standings: Sequence[Standing]) -> list[Standing]:
-    """The standings (already in rank order) with their shared rank ranges."""
-    ranges = rank_ranges([(s.low, s.high) if s.verdicts else None for s in standings])
+    """The standings (already in rank order) with their shared rank ranges. A rank comes from evidence
+    against other models': a model without verdicts has none, and neither has the only model with
+    some, or a 0/1 would be "rank 1" merely because the others are unjudged (as --human-only makes
+    every model the suite alone judged)."""
+    intervals = [(s.low, s.high) if s.verdicts else None for s in standings]
+    judged = sum(interval is not None for interval in intervals)
+    ranges = rank_ranges(intervals) if judged >= 2 else [None] * len(standings)
     return [replace(s, rank_range=r) for s, r in zip(standings, ranges, strict=True)]
 
 
