@@ -61,18 +61,32 @@ def test_a_key_past_its_requests_a_minute_gets_429_with_retry_after(keyed_server
     assert 1 <= int(refused.headers["retry-after"]) <= 60
     assert refused.headers["x-should-retry"] == "false"
     assert len(fake.chat_requests) == seats_before  # refused before any model was called
-    # Every route counts, and the limit is the key's own: another key is not affected.
-    assert httpx2.get(f"{keyed_server.v1}/models", headers={"authorization": f"Bearer {key}"}).status_code == 429
+    # Panels count, reads do not; and the limit is the key's own: another key is not affected.
+    assert httpx2.get(f"{keyed_server.v1}/models", headers={"authorization": f"Bearer {key}"}).status_code == 200
     assert _ask(keyed_server, free).status_code == 200
+
+
+def test_only_panels_count_not_refusals_or_reads(keyed_server, fake):
+    collection(keyed_server, "other", ["qwen3-32b"], max_explorers=0)
+    key, _ = keyed_server.admin(lambda bench: bench.keys.create("scoped", collections=["solo"], rpm=2))
+    headers = {"authorization": f"Bearer {key}"}
+    other = {"model": "bench/other", "messages": [{"role": "user", "content": "hi"}]}
+    for _ in range(3):
+        refused = httpx2.post(f"{keyed_server.v1}/chat/completions", json=other, headers=headers)
+        assert (refused.status_code, refused.json()["error"]["code"]) == (403, "collection_not_allowed")
+        assert httpx2.get(f"{keyed_server.v1}/models", headers=headers).status_code == 200
+    # Three refusals and three reads later, both of its panels a minute are still there.
+    assert [_ask(keyed_server, key, f"q{i}").status_code for i in range(3)] == [200, 200, 429]
 
 
 def test_the_openai_sdk_does_not_retry_into_the_limit(keyed_server):
     key, _ = keyed_server.admin(lambda bench: bench.keys.create("sdk", rpm=1))
     client = OpenAI(base_url=keyed_server.v1, api_key=key, max_retries=3, timeout=30)
-    client.models.list()
+    messages = [{"role": "user", "content": "hi"}]
+    client.chat.completions.create(model="bench/solo", messages=messages)
     started = time.monotonic()
     with pytest.raises(openai.RateLimitError) as refused:
-        client.models.list()
+        client.chat.completions.create(model="bench/solo", messages=[{"role": "user", "content": "again"}])
     # x-should-retry: false stops the SDK at once instead of sleeping Retry-After three times.
     assert time.monotonic() - started < 5
     assert refused.value.response.headers["x-should-retry"] == "false"
@@ -105,11 +119,14 @@ def test_redis_shares_the_count_between_processes(redis_url, tmp_path, fake):
     second = BenchServer(tmp_path / "home", require_keys=True, redis_url=redis_url).start()
     try:
         key, _ = first.admin(lambda bench: bench.keys.create("shared", rpm=2))
-        headers = {"authorization": f"Bearer {key}"}
-        assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 200
-        assert httpx2.get(f"{second.v1}/models", headers=headers).status_code == 200
-        assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 429
-        assert httpx2.get(f"{second.v1}/models", headers=headers).status_code == 429
+        add_fake_endpoint(first, fake, models=[listed("phi-4")])
+        collection(first, "solo", ["phi-4"], max_explorers=0)
+        assert [_ask(server, key, f"q{i}").status_code for i, server in enumerate((first, second, first, second))] == [
+            200,
+            200,
+            429,
+            429,
+        ]
     finally:
         second.stop()
         first.stop()
@@ -120,10 +137,13 @@ def test_without_redis_each_process_counts_alone(tmp_path, fake):
     second = BenchServer(tmp_path / "home", require_keys=True).start()
     try:
         key, _ = first.admin(lambda bench: bench.keys.create("apart", rpm=1))
-        headers = {"authorization": f"Bearer {key}"}
-        assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 200
-        assert httpx2.get(f"{second.v1}/models", headers=headers).status_code == 200
-        assert httpx2.get(f"{first.v1}/models", headers=headers).status_code == 429
+        add_fake_endpoint(first, fake, models=[listed("phi-4")])
+        collection(first, "solo", ["phi-4"], max_explorers=0)
+        assert [_ask(server, key, f"q{i}").status_code for i, server in enumerate((first, second, first))] == [
+            200,
+            200,
+            429,
+        ]
     finally:
         second.stop()
         first.stop()

@@ -250,3 +250,82 @@ def test_a_window_lowered_by_a_context_error_is_shown_with_the_listed_one(bench)
         "lowered from 32,000 (listing) by a context error",
     )
     assert window_text(model) == "8,000 (learned): lowered from 32,000 (listing) by a context error"
+
+
+def test_a_model_cooling_after_a_429_is_not_called_and_is_a_problem(bench):
+    server, fake = bench
+    # A panel's seat meets busy-7b's 429 (retry-after 120): it cools down for two minutes.
+    sent = httpx2.post(
+        f"{server.v1}/chat/completions",
+        json={"model": "bench/crew", "messages": [{"role": "user", "content": "hi"}]},
+        timeout=30,
+    )
+    assert {s["alias"]: s["status"] for s in sent.json()["bench"]["seats"]}["fake/busy-7b"] == "error"
+    fake.clear()
+    code, out = cli("check", "fake/busy-7b", "--json")
+    assert code == 1
+    [model] = orjson.loads(out)["models"]
+    assert model["status"] == "cooling"
+    assert model["text"].startswith("not called: cooling down after a rate limit (429); frees up in ")
+    assert model["fix"].startswith("its provider answered a seat 429: it is not called until ")
+    assert model["fix"].endswith(" UTC; check again then")
+    assert fake.chat_requests == []  # not called: a check proves nothing of a cooling model
+    code, out = cli("check", "fake/busy-7b")
+    assert (code, out.splitlines()[-1]) == (1, "1 problem in 1 endpoints and 1 models")
+
+
+def test_a_model_that_answers_empty_fails_the_check(bench):
+    _server, fake = bench
+    fake.script("good-7b", empty=True)
+    code, out = cli("check", "fake/good-7b", "--json")
+    assert code == 1
+    [model] = orjson.loads(out)["models"]
+    assert (model["status"], model["kind"]) == ("empty", None)
+    assert model["text"].startswith("answered in ") and model["text"].endswith(" (empty)")
+    assert model["fix"] == (
+        "it answered with nothing: an empty answer is no answer; replace it on bench/crew if it keeps doing so"
+    )
+
+
+def test_a_priced_member_is_warned_of_when_saved_and_noted_by_the_check(bench):
+    server, _fake = bench
+    with FakeUpstream() as paid:
+        paid.script("pricey-7b")
+        add_fake_endpoint(server, paid, name="paid", models=[listed("pricey-7b", free=False)], free_tier=False)
+        warning = (
+            "warning: paid/pricey-7b is priced (the catalog says it is not free): every panel on bench/spend pays "
+            "for its calls\n"
+        )
+        added = CliRunner().invoke(app, ["collection", "add", "spend", "--member", "paid/pricey-7b"])
+        assert (added.exit_code, added.stdout, added.stderr) == (
+            0,
+            "created bench/spend: 1 member(s) + 2 explorer seat(s)\n",
+            warning,
+        )
+        # `check` says so for that member, and a price is no problem.
+        code, out = cli("check", "paid/pricey-7b")
+        assert code == 0, out
+        assert out.splitlines()[-2:] == [
+            "note for paid/pricey-7b: priced: the catalog says it is not free, so every panel on bench/spend pays "
+            "for its calls",
+            "all good: 1 endpoints and 1 models",
+        ]
+        found = orjson.loads(cli("check", "fake/good-7b", "--json")[1])
+        assert (found["models"][0]["free"], found["models"][0]["note"]) == (True, "")
+        edited = CliRunner().invoke(app, ["collection", "edit", "spend", "--member", "paid/pricey-7b"])
+        assert (edited.exit_code, edited.stderr) == (0, warning)
+        free = CliRunner().invoke(app, ["collection", "edit", "spend", "--member", "fake/good-7b"])
+        assert (free.exit_code, free.stderr) == (0, "")
+        # The API says so in the response's warnings.
+        body = {"name": "api-spend", "members": ["paid/pricey-7b", "fake/good-7b"]}
+        made = httpx2.post(f"{server.url}/api/collections", json=body)
+        assert made.status_code == 201
+        assert made.json()["warnings"] == [
+            "paid/pricey-7b is priced (the catalog says it is not free): every panel on bench/api-spend pays for "
+            "its calls"
+        ]
+        replaced = httpx2.put(f"{server.url}/api/collections/api-spend", json={"members": ["fake/good-7b"]})
+        assert (replaced.status_code, replaced.json()["warnings"]) == (200, [])
+        found = orjson.loads(cli("check", "paid/pricey-7b", "--json")[1])
+        assert (found["models"][0]["free"], found["models"][0]["status"]) == (False, "ok")
+        assert found["models"][0]["note"] == "priced: the catalog says it is not free: its calls cost money"

@@ -152,7 +152,24 @@ def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
         "strength": round(point["a"], 3),
         "strength_interval": [round(intervals["a"][0], 3), round(intervals["a"][1], 3)],
     }
-    assert public["models"][3]["rank"] == 4 and public["models"][3]["verdicts"] == 0
+    assert public["models"][3]["rank"] is None and public["models"][3]["verdicts"] == 0  # unjudged: no rank
+
+
+def test_the_only_judged_model_gets_no_rank_above_the_unjudged() -> None:
+    # 0/1 beside two unjudged models: nothing to rank it against, so no "rank 1".
+    rows = [row("a", "p1", False), row("b", "p1", None), row("c", "p1", None)]
+    board = build_board("review", rows, pickable={"a", "b", "c"})
+    assert [(s.alias, s.rank_range, s.rank_text) for s in board.standings] == [
+        ("a", None, "–"), ("b", None, "–"), ("c", None, "–")
+    ]  # fmt: skip
+    assert [(m["alias"], m["rank"], m["rank_range"]) for m in board.public()["models"]] == [
+        ("a", None, None), ("b", None, None), ("c", None, None)
+    ]  # fmt: skip
+    # A second judged model gives the evidence something to rank: both, and only they.
+    board = build_board("review", [*rows, row("b", "p2", True)], pickable={"a", "b", "c"})
+    assert [(m["alias"], m["rank"], m["rank_range"]) for m in board.public()["models"]] == [
+        ("b", 1, [1, 2]), ("a", 2, [1, 2]), ("c", None, None)
+    ]  # fmt: skip
 
 
 def test_pick_prefers_settled_then_pinned_wins_when_usable() -> None:

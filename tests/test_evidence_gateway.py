@@ -65,6 +65,27 @@ def judged_trio(bench_with_roster, client, fake):
     return panels
 
 
+def leaderboard_row(server: BenchServer, alias: str) -> str:
+    page = httpx2.get(f"{server.url}/leaderboard").text
+    found = re.search(rf'<tr class="[^"]*" data-alias="{re.escape(alias)}">(.*?)</tr>', page, re.DOTALL)
+    assert found, alias
+    return found.group(1)
+
+
+def test_a_model_that_answers_empty_every_time_is_marked_failing_like_one_that_errors(bench_with_roster, client, fake):
+    fake.script("qwen3-32b", empty=True)
+    fake.script("gemma-3-27b", status=500)
+    collection(bench_with_roster, "trio", TRIO, shape="review", max_explorers=0)
+    for _ in range(3):
+        assert {s["status"] for s in ask(client, "bench/trio").bench["seats"]} == {"ok", "empty", "error"}
+    empty, erring, answering = (leaderboard_row(bench_with_roster, f"fake/{m}") for m in (
+        "qwen3-32b", "gemma-3-27b", "llama-3.3-70b"))  # fmt: skip
+    assert re.search(r"<td class=\"num\" data-empties>3</td>", empty)
+    assert '<span class="badge failing">failing</span>' in empty
+    assert '<span class="badge failing">failing</span>' in erring
+    assert "badge failing" not in answering
+
+
 def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
     response = httpx2.get(f"{bench_with_roster.url}/api/leaderboard")
     assert response.status_code == 200

@@ -257,6 +257,34 @@ def test_replayed_request_does_not_reach_the_models_again(bench_with_roster, fak
     assert keyed_again.json()["bench"]["panel"] == keyed.json()["bench"]["panel"]
 
 
+def test_an_idempotency_key_reused_with_another_body_is_422(bench_with_roster, fake):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    url = f"{bench_with_roster.v1}/chat/completions"
+    first_body = {"model": "bench/pair", "messages": [{"role": "user", "content": "first question"}]}
+    first = httpx2.post(url, json=first_body, headers={"idempotency-key": "job-7"})
+    assert first.status_code == 200
+    fake.clear()
+    other = {"model": "bench/pair", "messages": [{"role": "user", "content": "another question"}]}
+    refused = httpx2.post(url, json=other, headers={"idempotency-key": "job-7"})
+    assert refused.status_code == 422
+    assert refused.json() == {
+        "error": {
+            "message": f"Idempotency-Key 'job-7' was already used with a different request body "
+            f"(panel {first.json()['bench']['panel']}). Send a new key for a new request, or resend the first "
+            "body unchanged to get its panel back.",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "idempotency_key_reused",
+        }
+    }
+    assert fake.chat_requests == []
+    # The first body with its key still gets its panel back; a new key is a new panel.
+    again = httpx2.post(url, json=first_body, headers={"idempotency-key": "job-7"})
+    assert again.json()["bench"]["panel"] == first.json()["bench"]["panel"]
+    fresh = httpx2.post(url, json=other, headers={"idempotency-key": "job-8"})
+    assert fresh.status_code == 200 and len(fake.chat_requests) == 2
+
+
 def test_a_429_puts_the_model_in_cooldown(bench_with_roster, client, fake):
     fake.script("gemma-3-27b", status=429, headers={"retry-after": "90"})
     collection(bench_with_roster, "g", ["gemma-3-27b"], max_explorers=0)
@@ -289,6 +317,27 @@ def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fa
     )
     assert response.status_code == 413
     assert fake.chat_requests == []
+    # As a nominee it is skipped, said why, and never called; the members answer.
+    collection(bench_with_roster, "big", ["llama-3.3-70b"], max_explorers=0)
+    nominated = httpx2.post(
+        f"{bench_with_roster.v1}/chat/completions",
+        json={
+            "model": "bench/big",
+            "messages": [{"role": "user", "content": "y" * 110_000}],
+            "bench": {"with": ["fake/glm-4.5-air"]},
+        },
+    )
+    assert nominated.status_code == 200
+    bench = nominated.json()["bench"]
+    assert bench["skipped"] == [
+        {
+            "seat": "nominee",
+            "alias": "fake/glm-4.5-air",
+            "why": "its context window (20,000 tokens) is smaller than the prompt (about 30,251 tokens)",
+        }
+    ]
+    assert [(s["seat"], s["alias"], s["status"]) for s in bench["seats"]] == [("member", "fake/llama-3.3-70b", "ok")]
+    assert [r.json["model"] for r in fake.chat_requests] == ["llama-3.3-70b"]
 
 
 def test_client_disconnect_cancels_running_seats(bench_with_roster, fake):

@@ -160,6 +160,25 @@ def test_https_image_urls_pass_through_and_count_2500_tokens(vision_bench, fake)
     assert "about 2,507 tokens" in too_big.json()["error"]["message"]
 
 
+def test_a_blind_member_too_small_for_the_prompt_is_skipped_as_blind_not_refused(vision_bench, fake):
+    create(vision_bench, "look", ["acme-eye-1", "acme-blind"])
+    vision_bench.admin(lambda b: b.models.set_model("fake/acme-blind", context=1_000))
+    url = "https://photos.example/chair.jpg"
+    response = post(vision_bench, "bench/look", image_messages(url), bench={"reply": "all"})
+    assert response.status_code == 200
+    assert response.json()["bench"]["skipped"] == [
+        {"seat": "member", "alias": "fake/acme-blind", "why": "cannot take images"}
+    ]
+    assert "acme-blind" not in {r.json["model"] for r in fake.chat_requests}
+    # A member that would sit is still held to its window.
+    vision_bench.admin(lambda b: b.models.set_model("fake/acme-eye-1", context=1_000))
+    too_big = post(vision_bench, "bench/look", image_messages(url))
+    assert too_big.status_code == 413
+    assert too_big.json()["error"]["message"].startswith(
+        "the prompt is about 2,507 tokens, larger than the context window of fake/acme-eye-1 (1,000 tokens)."
+    )
+
+
 def test_models_list_says_vision_when_every_member_sees(vision_bench):
     create(vision_bench, "eyes", ["acme-eye-1", "zeta-eye-2"])
     create(vision_bench, "mixed", ["acme-eye-1", "acme-blind"])

@@ -43,6 +43,18 @@ def test_a_chat_decision_model_picks_review(bench_with_roster, client, fake):
     assert "kimi-k2" not in [s["alias"].removeprefix("fake/") for s in bench["seats"] if s["seat"] == "member"]
 
 
+async def _decision_calls(bench, panel_id):
+    from sqlalchemy import select
+
+    from benchwarmers.store.schema import seats
+
+    query = select(seats.c.call, seats.c.alias, seats.c.status).where(
+        seats.c.panel_id == panel_id, seats.c.seat == "decision"
+    )
+    async with bench.state.read() as conn:
+        return [tuple(row) for row in await conn.execute(query.order_by(seats.c.position))]
+
+
 async def _panel(bench, panel_id):
     from benchwarmers.store import calls
 
@@ -78,6 +90,42 @@ def test_a_decision_timeout_falls_back_to_general_quickly(bench_with_roster, cli
         "default (decision model fake/kimi-k2 failed: timeout after 0.3s)",
     )
     assert elapsed < 0.3 + 1.5  # held up by the decision timeout, not by the hanging model
+
+
+def test_a_failed_decision_model_hands_over_to_the_next_then_general(bench_with_roster, client, fake):
+    for model in ("kimi-k2", "deepseek-r1"):
+        fake.script(model, reply='{"shape": "review", "confidence": 0.9}')
+        add_decision(bench_with_roster, f"fake/{model}")
+        # Disabled: they decide shapes but sit no explorer seat, so each is asked only to label.
+        bench_with_roster.admin(lambda b, m=model: b.models.set_model(f"fake/{m}", enabled=False))
+    fake.script("kimi-k2", status=500)
+    fake.clear()
+    collection(bench_with_roster, "auto", ["llama-3.3-70b"])
+    bench = ask(client, "bench/auto").bench
+    assert (bench["shape"], bench["shape_by"]) == ("review", "decision model fake/deepseek-r1 at 0.90")
+    assert [r.json["model"] for r in decision_requests(fake)] == ["kimi-k2", "deepseek-r1"]  # in their order
+    panel = bench_with_roster.admin(lambda b: _panel(b, bench["panel"]))
+    assert (panel["decision"]["call"], panel["decision"]["alias"], panel["decision"]["status"]) == (
+        f"{bench['panel']}.decision2",
+        "fake/deepseek-r1",
+        "ok",
+    )
+    # Both calls are logged, in the order asked; neither is a seat.
+    assert bench_with_roster.admin(lambda b: _decision_calls(b, bench["panel"])) == [
+        (f"{bench['panel']}.decision", "fake/kimi-k2", "error"),
+        (f"{bench['panel']}.decision2", "fake/deepseek-r1", "ok"),
+    ]
+    assert all(s["seat"] != "decision" for s in panel["seats"])
+    # Every one failing: general, saying why each did.
+    fake.script("deepseek-r1", reply="no idea")
+    fake.clear()
+    bench = ask(client, "bench/auto").bench
+    assert bench["shape"] == "general"
+    assert bench["shape_by"].startswith("default (decision models: fake/kimi-k2 failed: upstream error (500)")
+    assert bench["shape_by"].endswith(
+        "; fake/deepseek-r1 failed: no JSON object with shape and confidence in the answer)"
+    )
+    assert [r.json["model"] for r in decision_requests(fake)] == ["kimi-k2", "deepseek-r1"]
 
 
 def test_the_collections_shape_wins_and_no_explorers_means_no_decision(bench_with_roster, client, fake):

@@ -74,6 +74,13 @@ def test_suite_verdicts_count_with_their_source_and_a_person_replaces_them(revie
     code, out = cli("leaderboard", "--shape", "review", "--human-only", "--json")
     board = {row["alias"]: row for row in orjson.loads(out)[0]["models"]}
     assert (board["fake/finder"]["useful"], board["fake/finder"]["verdicts"]) == (0, 1)
+    # The only model people judged has nothing to be ranked against: no rank 1 for a 0/1.
+    assert {alias: (m["rank"], m["rank_range"]) for alias, m in board.items()} == {
+        alias: (None, None) for alias in board
+    }
+    code, out = cli("leaderboard", "--shape", "review", "--human-only")
+    finder = next(line for line in out.splitlines() if "fake/finder" in line)
+    assert finder.split("│")[1].strip() == "–", finder
 
     # Running the suite again does not overwrite the person's verdict on that call.
     history = run(settings, lambda bench: bench.log.verdict_history(call))

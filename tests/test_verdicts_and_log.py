@@ -143,10 +143,11 @@ def test_cli_verdict_and_export(bench_with_roster, client, monkeypatch):
     assert lines[0]["request"]["messages"][0]["content"] == "export me"
     verdicts = runner.invoke(app, ["export", "verdicts"])
     [line] = [orjson.loads(x) for x in verdicts.output.splitlines()]
-    assert (line["call"], line["useful"], line["note"], line["real"], line["alias"]) == (
+    assert (line["call"], line["useful"], line["note"], line["real"], line["alias"], line["source"]) == (
         seats[0]["call"],
         True,
         "good",
         ["a claim"],
         "fake/llama-3.3-70b",
+        "human",
     )

@@ -46,6 +46,13 @@ class Conflict(BenchError):
     code = "conflict"
 
 
+class Unprocessable(BenchError):
+    """Well-formed, but it contradicts what the bench already holds (an Idempotency-Key reused)."""
+
+    status = 422
+    code = "unprocessable"
+
+
 class TooLarge(BenchError):
     status = 413
     code = "request_too_large"

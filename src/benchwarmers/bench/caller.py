@@ -12,3 +12,4 @@ class Caller:
     name: str = "local"
     collections: frozenset[str] | None = None  # None = every collection
     judges_own_only: bool = False
+    rpm: int | None = None  # the gateway key's panels a minute (None = no limit)

@@ -58,7 +58,7 @@ class GatewaySettings(BaseModel):
         5.0,
         ge=0.1,
         le=60,
-        description="how long a decision model may take to label a shape before the general shape is used",
+        description="how long the decision models together may take to label a shape before the general shape is used",
         json_schema_extra=SECONDS,
     )
     # Proxies commonly drop a connection idle for 60 s; a ping a second is already plenty.

@@ -30,8 +30,9 @@ async def check(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Check each endpoint (reachable, key, listing) and each model on a collection (a one-token call,
-    an image when it claims vision, its window); say what failed and what to do. Exit 1 on a problem.
-    A model that claims vision and refuses the image is recorded as text-only."""
+    an image when it claims vision, its window); say what failed and what to do. Exit 1 on a problem:
+    an empty answer, or a model not called because it is cooling down after a 429, is one.
+    A model that claims vision and refuses the image is recorded as text-only; a priced one is noted."""
     with progress_bar(bar=False) as progress:
         progress.add_task("checking", total=None)
         found = await run_checks(bench.state, target, per_call=per_call)
@@ -52,6 +53,8 @@ async def check(
         for model in found["models"]:
             for learned in model["learned"]:
                 console.print(f"recorded for {model['alias']}: {learned}", markup=False)
+            if model["note"]:
+                console.print(f"note for {model['alias']}: {model['note']}", markup=False)
         checked = f"{len(found['endpoints'])} endpoints and {len(found['models'])} models"
         problems = found["problems"]
         console.print(

@@ -11,7 +11,7 @@ import typer
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.records import collection_fields
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.common import console, fail, print_json, table, with_bench
+from benchwarmers.cli.common import console, err_console, fail, print_json, table, with_bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
 
@@ -73,6 +73,12 @@ async def add(
         f"{explorer_seats(created, snapshot.gateway)} explorer seat(s)",
         markup=False,
     )
+    await _warn(bench, created)
+
+
+async def _warn(bench: Bench, saved: Any) -> None:
+    for warning in await bench.collections.warnings(saved):
+        err_console.print(f"warning: {warning}", markup=False)
 
 
 @app.command("edit")
@@ -93,6 +99,7 @@ async def edit(
     options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
+    await _warn(bench, edited)
 
 
 @app.command("list")

@@ -71,7 +71,7 @@ async def create_collection(
     actor: Admin, bench: BenchDep, body: Annotated[CollectionCreate, _body(CollectionCreate)]
 ) -> Response:
     made = await bench.collections.add_collection(body.model_dump(exclude_unset=True), actor=actor)
-    return json_response(made, status=201)
+    return json_response({**made, "warnings": await bench.collections.warnings(made)}, status=201)
 
 
 @router.put("/api/collections/{name}")
@@ -81,7 +81,8 @@ async def replace_collection(
     data = body.model_dump(exclude_unset=True)
     if data.pop("name", name) != name:
         raise InvalidRequest("a collection cannot be renamed: create one under the new name", param="name")
-    return json_response(await bench.collections.edit_collection(name, data, actor=actor, replace=True))
+    edited = await bench.collections.edit_collection(name, data, actor=actor, replace=True)
+    return json_response({**edited, "warnings": await bench.collections.warnings(edited)})
 
 
 @router.delete("/api/collections/{name}")

@@ -144,10 +144,11 @@ def bearer_token(header: str | None) -> str:
 
 
 async def caller_for(request: Request) -> Caller:
-    """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name and scope.
+    """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name, scope and rate.
 
-    It counts the request against the key's requests a minute: take it as a dependency
-    (`GatewayCaller`), which FastAPI runs once per request, never by hand as well."""
+    Take it as a dependency (`GatewayCaller`), which FastAPI runs once per request. The key's requests
+    a minute are counted where a panel is admitted (`v1_routes.serve_panel`), not here: a refusal or a
+    read of `/v1/models` is not a request the limit is for."""
     found = access(request)
     if found.settings.admin_token is None:
         refuse_foreign_host(request, found.settings)
@@ -155,7 +156,6 @@ async def caller_for(request: Request) -> Caller:
     if not found.settings.keys_required:
         return LOCAL
     record = await found.keys.verify(bearer_token(request.headers.get("authorization")))
-    await found.limits.hit_key(record.name, record.rpm)
     return record.caller()
 
 

@@ -42,7 +42,7 @@ def _wire(echo: dict[str, Any]) -> Wire:
     return Wire(body=lambda reply: response_object(reply, echo), frames=frames)
 
 
-@router.post("/v1/responses", openapi_extra=RESPONSES_DOCUMENT, responses=error_responses(404))
+@router.post("/v1/responses", openapi_extra=RESPONSES_DOCUMENT, responses=error_responses(404, 422))
 async def create_response(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     raw = await read_body(request)
     body, body_hash = parse_json_object(raw), request_hash(raw)

@@ -285,6 +285,7 @@ STATUS_MEANINGS = {
     404: "Not found (an unknown name, call or panel).",
     409: "Exists already.",
     413: "The body is over its cap (20 MB for a panel), or the prompt over a member's window.",
+    422: "An Idempotency-Key already used with another body (`idempotency_key_reused`).",
     429: "Too many requests (`Retry-After` says when to try again).",
     500: "An unexpected error; the server log has the request id.",
     502: "A provider did not answer as expected.",

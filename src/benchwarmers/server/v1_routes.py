@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ from benchwarmers.bench.records import Collection
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import NotFound
+from benchwarmers.server.auth import access
 from benchwarmers.server.body import parse_json_object, read_body, whole_number
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.responses import json_response
@@ -130,7 +132,7 @@ class Wire:
 CHAT_WIRE = Wire(body=lambda reply: reply, frames=stream_chunks)
 
 
-@router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404))
+@router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404, 422))
 async def chat_completions(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     # The router's guard has run: the body is read only for a caller it let through.
     raw = await read_body(request)
@@ -151,7 +153,9 @@ async def serve_panel(
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
             return _answer(recorded, bool(body.get("stream")), _include_usage(body), wire)
-    panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id())
+    limits = access(request).limits
+    admit = functools.partial(limits.hit_key, caller.name, caller.rpm) if caller.rpm is not None else None
+    panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id(), admit=admit)
     del body
     headers = {"x-request-id": panel.panel_id}
     disconnected = ClientGone()

@@ -67,13 +67,13 @@ async def find_replay(
     # An Idempotency-Key names the request; without one, the same body from the same caller does.
     match = panels.c.idempotency_key == idempotency_key if idempotency_key else panels.c.request_hash == request_hash
     query = (
-        select(panels.c.id, panels.c.response)
+        select(panels.c.id, panels.c.response, panels.c.request_hash)
         .where(and_(panels.c.caller == caller, match, panels.c.created_at >= since, panels.c.response.is_not(None)))
         .order_by(panels.c.created_at.desc())
         .limit(1)
     )
     row = (await conn.execute(query)).first()
-    return {"panel": row.id, "response": row.response} if row else None
+    return {"panel": row.id, "response": row.response, "request_hash": row.request_hash} if row else None
 
 
 async def find_inflight(conn: AsyncConnection, *, caller: str, request_hash: str, since: float) -> str | None:
@@ -305,7 +305,8 @@ async def list_panels(
     result: list[ListedPanel] = []
     for panel in panel_rows:
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
-        decision = next((s for s in by_panel[panel["id"]] if s["seat"] == "decision"), None)
+        # When the first decision model failed the next was asked: the last one asked decided.
+        decision = next((s for s in reversed(by_panel[panel["id"]]) if s["seat"] == "decision"), None)
         panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
         judgeable = [s for s in panel_seats if s["status"] in OWED]
         result.append(

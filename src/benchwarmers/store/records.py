@@ -86,6 +86,7 @@ class Replay(TypedDict):
 
     panel: str
     response: Any  # as stored: the ChatCompletion sent the first time
+    request_hash: str  # of the body that panel answered: an Idempotency-Key reused on another is refused
 
 
 class PublicVerdict(TypedDict):

@@ -59,7 +59,7 @@ class EndpointCheck:
 class ModelCheck:
     alias: str
     endpoint: str
-    status: str  # ok | broken | rate-limited | blind | auth failed | unreachable | timeout
+    status: str  # ok | broken | empty | rate-limited | cooling | paced | blind | auth failed | unreachable | timeout
     text: str  # how the one-token call went
     vision: str | None = None  # None: it does not claim to see
     window: int | None = None
@@ -68,6 +68,8 @@ class ModelCheck:
     learned: list[str] = field(default_factory=list)  # facts this check recorded
     fix: str = ""
     kind: str | None = None  # the failure kind of the one-token call
+    free: bool | None = None  # as the catalog (or your override) says; False: its calls cost money
+    note: str = ""  # worth knowing though not a problem: a priced model
 
 
 def _body(model_id: str, content: Any) -> bytes:
@@ -137,6 +139,31 @@ def _text_fix(model: ModelView, failure: UpstreamFailure, collections: list[str]
     )
 
 
+# Not called at all: a check of a model that is cooling down (or has no slot) proves nothing, so it is no pass.
+NOT_CALLED = frozenset({"cooling", "paced"})
+
+
+def _unanswered_fix(outcome: SeatOutcome, collections: list[str]) -> str:
+    """What to do about a one-token call that was not called, or answered with nothing."""
+    if outcome.status == "cooling":
+        until = time.strftime("%H:%M:%S UTC", time.gmtime(outcome.frees_at)) if outcome.frees_at else "it frees up"
+        return f"its provider answered a seat 429: it is not called until {until}; check again then"
+    if outcome.status == "paced":
+        return "its known rate limits left no slot for the call: check again when it frees up"
+    where = ", ".join(collections)
+    return "it answered with nothing: an empty answer is no answer" + (
+        f"; replace it on {where} if it keeps doing so" if where else ""
+    )
+
+
+def _price_note(model: ModelView, collections: list[str]) -> str:
+    if model.free is not False:
+        return ""
+    if not collections:
+        return "priced: the catalog says it is not free: its calls cost money"
+    return f"priced: the catalog says it is not free, so every panel on {', '.join(collections)} pays for its calls"
+
+
 async def _learn_vision(state: BenchState, model: ModelView, sees: bool, learned_kinds: Any) -> list[str]:
     """Record a refused image as text-only; forget that once it takes one. What was written."""
     if sees and learned_kinds is None:
@@ -179,17 +206,22 @@ async def probe_model(
         by_source.setdefault(row["source"], {})[row["fact"]] = row["value"]
     window, window_source, note = _window(model, by_source)
     check = ModelCheck(alias, model.endpoint, "ok", "", window=window, window_source=window_source, window_note=note)
+    check.free, check.note = model.free, _price_note(model, collections or [])
     text = await _call(state, snapshot, model, PROMPT, per_call)
     if text.failure is not None:
         check.kind = text.failure.kind.value
         check.status, check.fix = _text_fix(model, text.failure, collections or [])
         check.text = text.error
+    elif text.status in NOT_CALLED:
+        check.status, check.text, check.fix = text.status, f"not called: {text.error}", _unanswered_fix(text, [])
     else:
-        check.text = f"answered in {text.seconds:.2f}s" + ("" if text.answer.strip() else " (empty)")
+        check.text = f"answered in {text.seconds:.2f}s" + ("" if text.status == "ok" else " (empty)")
+        if text.status != "ok":
+            check.status, check.fix = "empty", _unanswered_fix(text, collections or [])
     if not claims_vision(by_source):
         return check
-    if text.failure is not None:
-        check.vision = "not checked: the text call failed"
+    if text.failure is not None or text.status in NOT_CALLED:
+        check.vision = "not checked: the text call failed" if text.failure else "not checked: it was not called"
         return check
     image = [
         {"type": "text", "text": "What colour is this image?"},
@@ -261,7 +293,7 @@ def _settle_key(endpoint: EndpointCheck, models: Iterable[ModelCheck]) -> None:
         endpoint.key = "rejected"
         if endpoint.status == "ok":
             endpoint.status, endpoint.fix = "auth failed", "a model call was refused: the key may lack access"
-    elif endpoint.key == "listing ok" and any(m.kind is None for m in mine):
+    elif endpoint.key == "listing ok" and any(m.kind is None and m.status not in NOT_CALLED for m in mine):
         endpoint.key = "ok"
 
 

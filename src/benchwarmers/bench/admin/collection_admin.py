@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import suggest, validate_collection
+from benchwarmers.bench.admin.collection_rules import priced_warnings, suggest, validate_collection
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
 from benchwarmers.store import collection_rows
@@ -29,6 +29,11 @@ class Collections:
                 names = [c["name"] for c in await collection_rows.list_collections(conn)]
                 raise NotFound(f"no collection named {name!r}.{suggest(name, names)}", param="name")
             return found
+
+    async def warnings(self, collection: CollectionFields) -> list[str]:
+        """What a user should know about a collection just saved, though it is valid: priced members."""
+        models = (await self.state.snapshot()).models
+        return priced_warnings(collection, {alias: model.free for alias, model in models.items()})
 
     async def _validate(self, data: Mapping[str, Any]) -> CollectionFields:
         snapshot = await self.state.snapshot()

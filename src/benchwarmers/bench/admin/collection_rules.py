@@ -91,6 +91,19 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
     }
 
 
+def priced_warnings(collection: CollectionFields, free: Mapping[str, bool | None]) -> list[str]:
+    """A warning for each member (and the merger) the catalog says is not free: the bench's own seats
+    are free explorers, so a priced member is the one place a panel spends money (unknown says nothing)."""
+    merger = collection.get("merger")
+    named = [*collection["members"], *([merger] if merger else [])]
+    return [
+        f"{alias} is priced (the catalog says it is not free): every panel on bench/{collection['name']} pays "
+        "for its calls"
+        for alias in dict.fromkeys(named)
+        if free.get(alias) is False
+    ]
+
+
 def explorer_seats(collection: CollectionFields, defaults: Mapping[str, int]) -> int:
     """Explorer seats a text request on this collection gets (GET /v1/models shows it)."""
     max_explorers = collection.get("max_explorers")

@@ -78,7 +78,7 @@ class KeyRecord:
         )
 
     def caller(self) -> Caller:
-        return Caller(name=self.name, collections=self.collections, judges_own_only=True)
+        return Caller(name=self.name, collections=self.collections, judges_own_only=True, rpm=self.rpm)
 
     def public(self) -> dict[str, Any]:
         """The key as shown anywhere after it is made: never the key, only its last four characters."""

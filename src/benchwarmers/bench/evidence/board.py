@@ -51,6 +51,7 @@ PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
 DAY = 86_400.0
+FAILING_SHARE = 0.5  # of a standing's seats failed or answered empty: the leaderboard marks it failing
 
 
 @dataclass(frozen=True)
@@ -86,6 +87,11 @@ class Standing:
         return self.errors / self.seats if self.seats else None
 
     @property
+    def failing(self) -> bool:
+        """Half or more of its seats gave no answer: an error, or an empty answer (never owed a verdict)."""
+        return bool(self.seats) and (self.errors + self.empties) / self.seats >= FAILING_SHARE
+
+    @property
     def rank_text(self) -> str:
         if self.rank_range is None:
             return "–"
@@ -109,7 +115,7 @@ class Standing:
     def cell(self) -> Cell:
         return Cell(self.alias, self.shape, self.verdicts, self.useful, self.low, self.high, self.maturity)
 
-    def public(self, rank: int) -> dict[str, Any]:
+    def public(self, rank: int | None) -> dict[str, Any]:
         return {
             "rank": rank,
             "alias": self.alias,
@@ -170,8 +176,15 @@ class Board:
             "panels": self.panels,
             "judged_panels": self.judged_panels,
             "comparisons": self.comparisons,
-            "models": [s.public(rank) for rank, s in enumerate(self.standings, start=1)],
+            "models": [s.public(rank) for rank, s in numbered(self.standings)],
         }
+
+
+def numbered(standings: Sequence[Standing]) -> list[tuple[int | None, Standing]]:
+    """Each standing with its place among the ranked ones (1, 2, …); None for one without a rank."""
+    ranked = (s for s in standings if s.rank_range is not None)
+    places = {id(s): place for place, s in enumerate(ranked, start=1)}
+    return [(places.get(id(s)), s) for s in standings]
 
 
 UNJUDGED = {"useful": None, "real": None, "false_claims": None, "judge": None, "judged_at": None, "source": None}
@@ -221,8 +234,13 @@ def error_kinds(kinds: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
 
 
 def with_ranks(standings: Sequence[Standing]) -> list[Standing]:
-    """The standings (already in rank order) with their shared rank ranges."""
-    ranges = rank_ranges([(s.low, s.high) if s.verdicts else None for s in standings])
+    """The standings (already in rank order) with their shared rank ranges. A rank comes from evidence
+    against other models': a model without verdicts has none, and neither has the only model with
+    some, or a 0/1 would be "rank 1" merely because the others are unjudged (as --human-only makes
+    every model the suite alone judged)."""
+    intervals = [(s.low, s.high) if s.verdicts else None for s in standings]
+    judged = sum(interval is not None for interval in intervals)
+    ranges = rank_ranges(intervals) if judged >= 2 else [None] * len(standings)
     return [replace(s, rank_range=r) for s, r in zip(standings, ranges, strict=True)]
 
 

@@ -156,6 +156,7 @@ def verdict_line(row: dict[str, Any]) -> dict[str, Any]:
         "real": row["real"],
         "false": row["false"],
         "caller": row["caller"],
+        "source": row.get("source") or "human",  # who judged: a person, or the suite (as `export evidence`)
         "current": row["current"],
         "at": row["created_at"],
     }

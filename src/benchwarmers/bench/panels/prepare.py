@@ -44,7 +44,8 @@ class PreparedPanel:
     request_hash: str
     tokens: int = 0  # what a seat reserves under tokens limits: the estimate plus max_tokens
     created: float = field(default_factory=time.time)
-    decision: SeatOutcome | None = None  # the decision model's call, logged like a seat but not one
+    # The decision models' calls, logged like seats but not seats: one, or more when the first failed.
+    decisions: tuple[SeatOutcome, ...] = ()
     checks: dict[str, Any] = field(default_factory=dict)  # tools, tool_choice, response_format: what a pick checks
     snapshot: Snapshot | None = None  # the config it was seated with, which it runs with too
 
@@ -147,13 +148,20 @@ class Draft:
         return self.content.images > 0
 
 
-def too_small(snapshot: Snapshot, members: Sequence[str], estimate: int) -> list[tuple[str, int]]:
+def too_small(
+    snapshot: Snapshot, members: Sequence[str], estimate: int, *, images: bool = False
+) -> list[tuple[str, int]]:
     """(alias, window) of the members whose known window is smaller than the prompt's estimate: a
-    panel with any of them is refused (413); the suite leaves them out and records a skip."""
+    panel with any of them is refused (413); the suite leaves them out and records a skip. Only
+    members that would sit are held to their window: on an image request a member that cannot (or is
+    not known to) see is skipped as blind first, so its window refuses nothing."""
     return [
         (alias, model.window)
         for alias in members
-        if (model := snapshot.models.get(alias)) is not None and model.window is not None and model.window < estimate
+        if (model := snapshot.models.get(alias)) is not None
+        and model.window is not None
+        and model.window < estimate
+        and (not images or model.vision is True)
     ]
 
 
@@ -176,7 +184,7 @@ def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | 
             f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
             param="bench.shape",
         )
-    small = too_small(snapshot, collection["members"], estimate)
+    small = too_small(snapshot, collection["members"], estimate, images=bool(content.images))
     if small:
         named = ", ".join(f"{alias} ({window:,} tokens)" for alias, window in small)
         raise TooLarge(

@@ -171,6 +171,11 @@ def plan_seats(
                 continue
             considered.add(cand.alias)
             gap = _vision_gap(cand) if images else None
+            if gap is None and kind == "nominee" and cand.window is not None and cand.window < estimate:
+                # Members this small refuse the request (413) before seating; a nominee is the caller's
+                # extra, skipped rather than called into a context error.
+                gap = f"its context window ({cand.window:,} tokens) is smaller than the prompt "
+                gap += f"(about {estimate:,} tokens)"
             if gap:
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue

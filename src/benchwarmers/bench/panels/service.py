@@ -6,7 +6,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from benchwarmers.bench.panels.reply import (
 from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.errors import Forbidden, Unavailable
+from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow, SkippedSeat
@@ -76,6 +76,19 @@ log = logging.getLogger("benchwarmers.panels")
 RESERVE_TRIES = 5  # ids drawn before giving up (a second one is already a one-in-four-billion event)
 
 
+def key_reused(idempotency_key: str | None, first_hash: str, body_hash: str, panel_id: str | None) -> None:
+    """422 for an Idempotency-Key sent again with another body: as Stripe answers, the key names one
+    request, so replaying the first panel would answer a question that was not asked."""
+    if idempotency_key is None or first_hash == body_hash:
+        return
+    answered = f" (panel {panel_id})" if panel_id else " (its panel is still running)"
+    raise Unprocessable(
+        f"Idempotency-Key {idempotency_key!r} was already used with a different request body{answered}. "
+        "Send a new key for a new request, or resend the first body unchanged to get its panel back.",
+        code="idempotency_key_reused",
+    )
+
+
 class Panels:
     """Runs panels: refuse early, seat, run, merge, record, reply; and replays of recorded ones."""
 
@@ -86,7 +99,8 @@ class Panels:
         self.recorder = Recorder(state)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
-        self._inflight: dict[tuple[str, str], asyncio.Future[ChatCompletion]] = {}
+        # (caller, Idempotency-Key or body hash) → (the body's hash, the reply it will have)
+        self._inflight: dict[tuple[str, str], tuple[str, asyncio.Future[ChatCompletion]]] = {}
 
     def keep_until_done(self, task: asyncio.Future[Any]) -> None:
         """Hold a panel whose client left until it has recorded its seats (asyncio keeps weak refs)."""
@@ -105,11 +119,14 @@ class Panels:
         panel_id: str,
         direct: str | None = None,
         without: Sequence[str] = (),
+        admit: Callable[[], Awaitable[None]] | None = None,
     ) -> PreparedPanel:
         """Everything that can refuse a request happens here, before any seat is called.
 
         `direct` names one model to ask alone instead of the body's collection (the suite's `--model`);
-        `without` names members of the body's collection to leave out (those the suite skips)."""
+        `without` names members of the body's collection to leave out (those the suite skips).
+        `admit` runs once the request is one the caller may make, before any model is called: where a
+        gateway key's requests a minute count it, so a refused request is not counted."""
         snapshot = await self.state.snapshot()
         collection = direct_collection(direct, snapshot) if direct else None
         if collection is None and without:
@@ -124,6 +141,8 @@ class Panels:
                 param="model",
                 code="collection_not_allowed",
             )
+        if admit is not None:
+            await admit()
         # From here on models may be called (the decision model, then the seats): the panel's id is
         # reserved first, so whatever is called is recorded under an id no other process holds.
         panel_id = await self._reserve(panel_id, draft, body_hash, caller)
@@ -149,7 +168,7 @@ class Panels:
             async with self.state.write() as conn:
                 await calls.drop_reservation(conn, panel_id)
             raise
-        prepared.decision = decision.outcome if decision is not None else None
+        prepared.decisions = decision.outcomes if decision is not None else ()
         return prepared
 
     async def _reserve(self, panel_id: str, draft: Draft, body_hash: str, caller: Caller) -> str:
@@ -179,7 +198,8 @@ class Panels:
         """The recorded reply when this request is a replay of one already answered (or running)."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
-            return await asyncio.shield(inflight)
+            key_reused(idempotency_key, inflight[0], body_hash, None)
+            return await asyncio.shield(inflight[1])
         snapshot = await self.state.snapshot()
         now = time.time()
         since = now - snapshot.gateway["replay_window"]
@@ -196,6 +216,7 @@ class Panels:
                     conn, caller=caller.name, request_hash=body_hash, since=max(since, now - longest)
                 )
         if found is not None:
+            key_reused(idempotency_key, found["request_hash"], body_hash, found["panel"])
             return found["response"]
         if running is None:
             return None
@@ -225,7 +246,7 @@ class Panels:
         key = (panel.caller, idempotency_key or panel.request_hash)
         future: asyncio.Future[ChatCompletion] = asyncio.get_running_loop().create_future()
         # The first of two identical requests in flight is the one a replay waits for.
-        self._inflight.setdefault(key, future)
+        self._inflight.setdefault(key, (panel.request_hash, future))
         try:
             with self.state.tracing.panel(panel):
                 reply = await self._run(panel, idempotency_key, disconnected)
@@ -238,7 +259,8 @@ class Panels:
                 await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
-            if self._inflight.get(key) is future:
+            held = self._inflight.get(key)
+            if held is not None and held[1] is future:
                 del self._inflight[key]
 
     async def _unreserve(self, panel_id: str) -> None:
@@ -261,7 +283,7 @@ class Panels:
         outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
-        for outcome in (*outcomes, *([panel.decision] if panel.decision else [])):
+        for outcome in (*outcomes, *panel.decisions):
             scrub_outcome(outcome, secrets)
         panel.shape_by = scrub_text(panel.shape_by, secrets)
         merged: Merged | None = None
@@ -273,7 +295,7 @@ class Panels:
                 panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
             )
             picked = pick_seat(order, outcomes, panel.checks)
-        extra = [o for o in (merged.outcome if merged else None, panel.decision) if o is not None]
+        extra = [*([merged.outcome] if merged and merged.outcome else []), *panel.decisions]
         reply = self.build_reply(panel, outcomes, merged, picked)
         await self.record(panel, [*outcomes, *extra], reply, idempotency_key, time.perf_counter() - started)
         return reply

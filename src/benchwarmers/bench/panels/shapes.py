@@ -1,8 +1,10 @@
 """The shape of a request, when nothing fixed it: asked of a decision model, or `general`.
 
 A decision model is asked only when explorer seats are to be filled (the shape then decides who
-explores): the one pinned as the `decision` role first, else the decision models in their order.
-Its answer counts from confidence 0.6; a timeout or any failure means `general`, fast.
+explores): the one pinned as the `decision` role first, then the others in their order. One that
+fails (or has no slot) hands over to the next; all of them share one `decision_timeout`, so a
+decision never holds a panel longer than that. An answer counts from confidence 0.6 (a lower one is
+an answer too: `general`, no next model); when every one failed or the time ran out, `general`.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class NoSlot(Exception):
 class Decision:
     shape: str
     shape_by: str
-    outcome: SeatOutcome | None = None
+    outcomes: tuple[SeatOutcome, ...] = ()  # every decision model asked (or paced), in turn: the last decided
 
 
 def choice_body(model_id: str, state: str, shapes: dict[str, str]) -> dict[str, Any]:
@@ -124,57 +126,82 @@ class ShapeDecider:
     def __init__(self, state: BenchState) -> None:
         self.state = state
 
-    def _decision_model(self, snapshot: Snapshot) -> tuple[dict[str, Any], ModelView] | None:
-        """The pinned decision model (the `decision` role) when it is up, else the first that is."""
+    def _decision_models(self, snapshot: Snapshot) -> list[tuple[dict[str, Any], ModelView]]:
+        """The decision models that are up: the pinned one (the `decision` role) first, then in order."""
         now = time.time()
         pinned = snapshot.pinned(DECISION)
+        found = []
         for row in sorted(snapshot.decision_models, key=lambda row: row["alias"] != pinned):
             model = snapshot.models.get(row["alias"])
             if model is not None and not model.gone and not model.cooling(now):
-                return row, model
-        return None
+                found.append((row, model))
+        return found
 
     async def decide(self, snapshot: Snapshot, draft: Draft, panel_id: str) -> Decision:
-        found = self._decision_model(snapshot)
-        if found is None:
+        found = self._decision_models(snapshot)
+        if not found:
             return Decision("general", "default")
         if explorers_to_fill(draft, snapshot) == 0:
             return Decision("general", "default (no explorer seats to fill)")
-        row, model = found
         summary = request_text(draft.body.get("messages") or [])[:STATE_LIMIT]
         timeout = float(snapshot.gateway["decision_timeout"])
-        outcome = SeatOutcome(
-            call=f"{panel_id}.decision",
-            seat="decision",
-            alias=model.alias,
-            endpoint=model.endpoint,
-            status="error",
-            seconds=0.0,
-        )
+        deadline = time.monotonic() + timeout
+        outcomes: list[SeatOutcome] = []
+        failed: list[str] = []
+        for row, model in found:
+            if time.monotonic() >= deadline:
+                failed.append(f"{model.alias} was not asked: the {timeout:g}s were spent")
+                break
+            call = f"{panel_id}.decision{len(outcomes) + 1 if outcomes else ''}"
+            outcome, decided = await self._ask(snapshot, row, model, summary, call, deadline, timeout)
+            outcomes.append(outcome)
+            if decided is not None:
+                return Decision(*decided, tuple(outcomes))
+            failed.append(f"{model.alias} {outcome.error}" if outcome.status == "paced" else
+                          f"{model.alias} failed: {outcome.error}")  # fmt: skip
+        if len(outcomes) == 1 and len(failed) == 1:  # one decision model: said as before
+            alias = found[0][1].alias
+            if outcomes[0].status == "paced":
+                return Decision("general", f"default (decision model {alias} was paced)", tuple(outcomes))
+            return Decision("general", f"default (decision model {alias} failed: {outcomes[0].error})", tuple(outcomes))
+        return Decision("general", f"default (decision models: {'; '.join(failed)})", tuple(outcomes))
+
+    async def _ask(
+        self,
+        snapshot: Snapshot,
+        row: dict[str, Any],
+        model: ModelView,
+        summary: str,
+        call: str,
+        deadline: float,
+        budget: float,
+    ) -> tuple[SeatOutcome, tuple[str, str] | None]:
+        """One decision model asked within what is left of the budget: its outcome, and (shape, shape_by)
+        when it answered (None when it failed, timed out or had no slot: the next one is asked)."""
+        outcome = SeatOutcome(call=call, seat="decision", alias=model.alias, endpoint=model.endpoint, status="error",
+                              seconds=0.0)  # fmt: skip
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
                 shape, confidence, raw = await ask_decision_model(
                     self.state.clients, self.state.pacer, snapshot, row, model, summary
                 )
         except TimeoutError:
-            outcome.error = f"timeout after {timeout:g}s"
+            outcome.error = f"timeout after {budget:g}s"  # the budget all decision models share
         except NoSlot as exc:
-            # A decision is worth no wait: the general shape, at once.
+            # A decision is worth no wait: the next decision model, at once.
             not_called(outcome, "paced", exc.refusal.frees_at, f"paced: {exc.refusal.why}")
-            return Decision("general", f"default (decision model {model.alias} was paced)", outcome)
+            return outcome, None
         except (UpstreamFailure, ValueError) as exc:
             outcome.error = str(exc)
         else:
             outcome.status, outcome.answer = "ok", raw
             outcome.seconds = round(time.perf_counter() - started, 3)
             if confidence >= MIN_CONFIDENCE:
-                return Decision(shape, f"decision model {model.alias} at {confidence:.2f}", outcome)
-            return Decision(
-                "general", f"default (decision model {model.alias} said {shape} at {confidence:.2f})", outcome
-            )
+                return outcome, (shape, f"decision model {model.alias} at {confidence:.2f}")
+            return outcome, ("general", f"default (decision model {model.alias} said {shape} at {confidence:.2f})")
         outcome.seconds = round(time.perf_counter() - started, 3)
-        return Decision("general", f"default (decision model {model.alias} failed: {outcome.error})", outcome)
+        return outcome, None
 
 
 def choice_url(kind: str, base_url: str, path: str) -> str:
