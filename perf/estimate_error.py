@@ -19,7 +19,7 @@ from benchwarmers.bench.panels.parse import estimate_tokens
 from benchwarmers.suite.tasks import load_tasks
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.real.llama import gguf_path  # noqa: E402
+from tests.real.llama import gguf_path
 
 
 def main() -> None:
