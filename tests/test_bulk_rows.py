@@ -57,6 +57,7 @@ def seat(panel_id: str) -> SeatRow:
         frees_at=None,
         tool_calls=None,
         truncated_at=None,
+        truncated=None,
     )
 
 

@@ -144,6 +144,7 @@ def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
         "error_rate": 0.0,
         "errors_by_kind": {},
         "empties": 0,
+        "truncated": 0,
         "median_seconds": 1.0,
         "p90_seconds": 1.0,
         "rank_range": [1, 2],

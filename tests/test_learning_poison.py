@@ -52,6 +52,20 @@ def test_a_window_is_never_learned_below_a_prompt_the_model_answered(bench_p, fa
     assert fact(bench_p, "context_window") == {"value": answered + 1_000, "source": "learned"}
 
 
+def test_the_floor_is_the_prompt_tokens_the_provider_counted_not_the_estimate(bench_p, fake_upstream, client):
+    # The numbers: a prose prompt estimated at ~2,400 tokens that the server counted as 1,835.
+    prose = "The quick brown fox jumps over the lazy dog. " * 190
+    usage = {"prompt_tokens": 1_835, "completion_tokens": 1, "total_tokens": 1_836}
+    fake_upstream.script(OR_ID, reply="read it", usage=usage)
+    assert ask(client, "bench/p", prose).bench["seats"][0]["status"] == "ok"
+    assert dict(learned_sources(bench_p))["answered_tokens"] == 1_835
+
+    # The server's later "2048" is possible after all: learned, where the estimate's floor ignored it.
+    fake_upstream.script(OR_ID, context_limit=2_048)
+    assert ask(client, "bench/p", "short").bench["seats"][0]["status"] == "error"
+    assert fact(bench_p, "context_window") == {"value": 2_048, "source": "learned"}
+
+
 def test_a_refresh_forgets_learned_windows(bench_p, fake_upstream, client):
     fake_upstream.script(OR_ID, context_limit=40_000)
     assert ask(client, "bench/p", "short").bench["seats"][0]["status"] == "error"

@@ -6,6 +6,7 @@ llm's own OpenAI plugin (its `extra-openai-models.yaml`) talking to the fake pro
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import httpx2
@@ -53,9 +54,11 @@ async def test_the_listing_is_what_the_plugins_reach(client, monkeypatch):
         ListedModel("bench-echo", input_kinds=TEXT),
         ListedModel("bench-sync", input_kinds=TEXT),
         ListedModel("bench-script", input_kinds=TEXT),
+        ListedModel("bench-local", input_kinds=TEXT),
     ]
     monkeypatch.setenv("LLMTEST_KEY", "test-key-0123")
-    assert [m.model_id for m in await client.listing()] == ["bench-echo", "bench-sync", "bench-keyed", "bench-script"]
+    listed = [m.model_id for m in await client.listing()]
+    assert listed == ["bench-echo", "bench-sync", "bench-keyed", "bench-script", "bench-local"]
 
 
 async def test_a_conversation_goes_as_system_history_and_prompt(client):
@@ -191,6 +194,39 @@ async def test_a_seat_that_hangs_is_a_timeout(client, llm_plugin):
     llm_plugin.HANG.set()
     failure = await fail(client, "bench-script", timeout=0.3)
     assert (failure.kind, str(failure)) == (FailureKind.timeout, "timeout after 0.3s")
+
+
+async def until(condition: Any) -> None:
+    """Poll (on the loop, so the client's own work goes on) until `condition()` holds."""
+    async with asyncio.timeout(10):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_local_plugin_model_takes_one_call_at_a_time_even_past_a_timeout(client, llm_plugin):
+    llm_plugin.LOCAL_OPEN.clear()
+    first = asyncio.create_task(client.chat(REF, body("bench-local", [{"role": "user", "content": "one"}]), 0.3))
+    await until(lambda: llm_plugin.LOCAL_CALLS == ["one"])
+    # The first call gives up at its timeout, but its thread still runs the plugin: the slot stays
+    # taken, so the next call waits for it rather than running beside it.
+    assert (await asyncio.gather(first, return_exceptions=True))[0].kind is FailureKind.timeout
+    failure = await fail(client, "bench-local", timeout=0.3, messages=[{"role": "user", "content": "two"}])
+    assert str(failure) == "timeout after 0.3s (waiting for bench-local, which takes 1 call at a time)"
+    assert llm_plugin.LOCAL_CALLS == ["one"]
+    llm_plugin.LOCAL_OPEN.set()  # the first thread ends and frees the slot
+    result = await client.chat(REF, body("bench-local", [{"role": "user", "content": "three"}]), 5)
+    assert (result.answer, llm_plugin.LOCAL_CALLS) == ("local answer to three", ["one", "three"])
+
+
+async def test_a_models_concurrency_lets_more_calls_run_at_once(client, llm_plugin):
+    llm_plugin.LOCAL_OPEN.clear()
+    calls = [
+        asyncio.create_task(client.chat(REF, body("bench-local", [{"role": "user", "content": n}]), 10, concurrency=3))
+        for n in ("a", "b", "c")
+    ]
+    await until(lambda: sorted(llm_plugin.LOCAL_CALLS) == ["a", "b", "c"])  # all three inside the plugin at once
+    llm_plugin.LOCAL_OPEN.set()
+    assert [r.answer for r in await asyncio.gather(*calls)] == [f"local answer to {n}" for n in ("a", "b", "c")]
 
 
 async def test_llms_own_openai_plugin_against_the_fake_provider(client, fake_upstream: FakeUpstream):

@@ -59,7 +59,8 @@ def aged(bench_with_roster: BenchServer, fake, client) -> tuple[BenchServer, lis
     its error), and one from now."""
     bench_with_roster.admin(lambda bench: bench.gateway_settings.set_gateway(failing_after=3))
     fake.script("llama-3.3-70b", reply=f"{OLD_ANSWER}: the loop is off by one")
-    fake.script("qwen3-32b", status=400, body={"error": {"message": f"cannot parse {OLD_ERROR}", "type": "x"}})
+    # A 500: the model's own failure (a 400 is the request's doing and retires nobody).
+    fake.script("qwen3-32b", status=500, body={"error": {"message": f"cannot parse {OLD_ERROR}", "type": "x"}})
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
     old = [judged_panel(bench_with_roster, client, f"{OLD_PROMPT} #{n}", useful=n != 1) for n in range(3)]
     backdate(bench_with_roster, old, 3 * DAY)
@@ -137,7 +138,7 @@ def test_purge_removes_old_prompts_and_answers_from_the_database_file_and_keeps_
         "response": None,
     }
     assert after["seats"] == [{**seat, "answer": "", "error": ""} for seat in before["seats"]]
-    assert [s["error_kind"] for s in after["seats"]] == [None, "bad_request"]
+    assert [s["error_kind"] for s in after["seats"]] == [None, "upstream_error"]
     assert after["verdicts"] == [
         {**v, "note": "", "real": ["[purged]", "[purged]"], "false": ["[purged]"]} for v in before["verdicts"]
     ]

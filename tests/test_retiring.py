@@ -63,6 +63,48 @@ def test_the_probe_backs_off_from_ten_minutes_to_a_day():
     assert probe_delay(50) == MAX_PROBE_GAP
 
 
+LLAMA_CPP_SCHEMA_500 = orjson.dumps(
+    {
+        "error": {
+            "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+            "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}",
+            "type": "internal_server_error",
+            "param": None,
+            "code": None,
+        }
+    }
+)
+MISTRAL_422 = orjson.dumps(
+    {
+        "object": "error",
+        "message": {"detail": [{"type": "extra_forbidden", "loc": ["body", "safe_mode"], "msg": "Extra inputs"}]},
+        "type": "invalid_request_error",
+        "param": None,
+        "code": None,
+    }
+)
+
+
+@pytest.mark.parametrize(("status", "body"), [(500, LLAMA_CPP_SCHEMA_500), (422, MISTRAL_422)], ids=["500", "422"])
+def test_refusals_the_request_caused_never_retire_the_model(pair, fake_upstream, client, status, body):
+    pair.admin(lambda bench: bench.gateway_settings.set_gateway(failing_after=3))
+    collection(pair, "q", [QWEN], max_explorers=0)
+    fake_upstream.script(QWEN, status=status, body=body)
+    for _ in range(6):
+        assert ask(client, "bench/q").bench["seats"][0]["status"] == "error"
+    assert (model(pair)["status"], open_alerts(pair)) == ("ok", [])
+    # Nor do they end a streak the model's own failures started: three of those still retire it.
+    fake_upstream.script(QWEN, status=500)
+    ask(client, "bench/q")
+    fake_upstream.script(QWEN, status=status, body=body)
+    ask(client, "bench/q")
+    fake_upstream.script(QWEN, status=500)
+    ask(client, "bench/q")
+    assert model(pair)["status"] == "ok"
+    ask(client, "bench/q")
+    assert model(pair)["status"] == "retired"
+
+
 def test_a_failing_model_leaves_the_explorer_pool_after_n_failures_and_returns_after_the_probe_succeeds(
     pair, fake_upstream, client
 ):

@@ -67,7 +67,7 @@ def add_llm_endpoint(server: BenchServer) -> dict[str, Any]:
 
 def test_bench_client_llm_seats_a_model_through_a_plugin_hook(llm_server, fake):
     add_fake_endpoint(llm_server, fake, models=[listed(m, w, vision=m == "gemma-3-27b") for m, w in ROSTER.items()])
-    assert add_llm_endpoint(llm_server) == {"listed": 3, "added": 3, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert add_llm_endpoint(llm_server) == {"listed": 4, "added": 4, "gone": 0, "went_paid": 0, "retiring": 0}
     add_collection(llm_server, "mixed", ["llm/bench-echo", "fake/llama-3.3-70b"], max_explorers=0)
     fake.script("llama-3.3-70b", usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
     reply = openai_client(llm_server).chat.completions.create(
@@ -108,7 +108,7 @@ def test_bench_client_llm_seats_a_model_through_a_plugin_hook(llm_server, fake):
 
 def test_a_key_llm_keeps_is_scrubbed_like_an_endpoints(llm_server, monkeypatch):
     monkeypatch.setenv("LLMTEST_KEY", "llmtest-secret-0123456789")
-    assert add_llm_endpoint(llm_server)["listed"] == 4  # bench-keyed is listed once llm has its key
+    assert add_llm_endpoint(llm_server)["listed"] == 5  # bench-keyed is listed once llm has its key
     add_collection(llm_server, "keyed", ["llm/bench-keyed"], max_explorers=0)
     reply = openai_client(llm_server).chat.completions.create(
         model="bench/keyed", messages=[{"role": "user", "content": "hello"}]
@@ -174,7 +174,7 @@ def test_the_cli_reads_bench_client(tmp_path, llm_plugin, monkeypatch):
         0,
         "added endpoint llm (llm, llm:, key: no key)\nnext: benchwarmers endpoint refresh llm\n",
     )
-    assert cli("endpoint", "refresh", "llm") == (0, "llm: 3 models listed, 3 new, 0 gone\n")
+    assert cli("endpoint", "refresh", "llm") == (0, "llm: 4 models listed, 4 new, 0 gone\n")
 
 
 def test_without_bench_client_llm_an_llm_endpoint_is_refused(tmp_path, llm_plugin, monkeypatch):

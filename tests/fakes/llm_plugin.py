@@ -6,6 +6,8 @@
 - `bench-keyed` needs the key `benchtest` (`llm keys set benchtest`, or $LLMTEST_KEY), and says it.
 - `bench-script` raises whatever the test put in `RAISE`, waits forever when `HANG` is set, else answers
   with the next of `REPLIES` (or "scripted answer").
+- `bench-local` is sync only and needs no key, like a plugin that runs its model in this process; it
+  counts its calls in `LOCAL_CALLS` and, while `LOCAL_OPEN` is clear, holds each call until it is set.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from pydantic import Field
 RAISE: list[BaseException] = []
 REPLIES: list[str] = []
 HANG = threading.Event()
+LOCAL_CALLS: list[str] = []
+LOCAL_OPEN = threading.Event()
 
 
 class EchoOptions(llm.Options):
@@ -102,9 +106,19 @@ class AsyncScript(llm.AsyncModel):
         yield REPLIES.pop(0) if REPLIES else "scripted answer"
 
 
+class Local(llm.Model):
+    model_id = "bench-local"
+
+    def execute(self, prompt: Any, stream: bool, response: Any, conversation: Any) -> Iterator[str]:
+        LOCAL_CALLS.append(prompt.prompt)
+        LOCAL_OPEN.wait(30)
+        yield f"local answer to {prompt.prompt}"
+
+
 @llm.hookimpl
 def register_models(register: Any) -> None:
     register(Echo(), AsyncEcho())
     register(SyncOnly())
     register(Keyed(), AsyncKeyed())
     register(Script(), AsyncScript())
+    register(Local())

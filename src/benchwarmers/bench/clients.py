@@ -45,10 +45,12 @@ class SeatClients:
         body: bytes | Sequence[bytes],
         timeout: float,  # noqa: ASYNC109
         cap: int | None = None,
+        concurrency: int | None = None,
     ) -> ChatResult:
-        """One call; `cap` bounds the answer in bytes (the built-in client also stops reading there)."""
+        """One call; `cap` bounds the answer in bytes (the built-in client also stops reading there);
+        `concurrency` is the model's own bound on calls at once, which the llm client keeps."""
         if endpoint.kind == LLM_KIND:
-            return bounded(await self._llm().chat(endpoint.ref, body, timeout), cap)
+            return bounded(await self._llm().chat(endpoint.ref, body, timeout, concurrency), cap)
         if endpoint.kind == RESPONSES_KIND:
             return await self.pool.respond(endpoint.ref, body, timeout, cap)
         return await self.pool.chat(endpoint.ref, body, timeout, cap)

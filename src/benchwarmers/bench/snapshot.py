@@ -81,6 +81,12 @@ class ModelView:
         return self.fact("output_cap")
 
     @property
+    def concurrency(self) -> int | None:
+        """The user's bound on calls at once to this model (`model set --concurrency`), if any."""
+        value = self.fact("concurrency")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    @property
     def vision(self) -> bool | None:
         if self.text_only:
             return False

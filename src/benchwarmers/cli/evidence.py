@@ -74,7 +74,7 @@ async def leaderboard(
                 _verdicts(m),
                 m["seats"],
                 _errors(m),
-                m["empties"],
+                f"{m['empties']} · {m['truncated']} cut" if m["truncated"] else m["empties"],
                 _seconds(m["median_seconds"]),
                 _seconds(m["p90_seconds"]),
                 m["maturity"],

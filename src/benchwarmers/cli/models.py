@@ -103,6 +103,9 @@ async def set_(
     family: str = typer.Option(None, "--family", help="model family (explorers never share a member's)"),
     free: bool = typer.Option(None, "--free/--no-free", help="calls cost nothing"),
     enabled: bool = typer.Option(None, "--enable/--disable", help="may sit explorer seats"),
+    concurrency: int = typer.Option(
+        None, "--concurrency", help="calls at once through the llm client (a local plugin model: 1 unless set)"
+    ),
     rpm: int = RPM,
     tpm: int = TPM,
     rpd: int = RPD,
@@ -119,6 +122,7 @@ async def set_(
         family=family,
         free=free,
         enabled=enabled,
+        concurrency=concurrency,
         limits=windows or None,
     )
     console.print(

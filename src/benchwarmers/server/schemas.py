@@ -99,6 +99,9 @@ class ModelPatch(Body):
     family: FamilyName | None = Field(None, description="The model family (no two explorers share one).")
     free: bool | None = Field(None, description="Whether calls cost nothing (only free models explore).")
     enabled: bool | None = Field(None, description="Whether the model may be seated at all.")
+    concurrency: int | None = Field(
+        None, ge=1, le=1024, description="Calls at once through the llm client (a local plugin model: 1 unless set)."
+    )
     limits: dict[str, int] | None = Field(
         None,
         description='Rate-limit windows calls to it are paced under, e.g. {"requests-minute": 20, '

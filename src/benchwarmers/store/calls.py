@@ -299,6 +299,7 @@ async def list_panels(
                 "usage": data[seats.c.usage],
                 "tool_calls": data[seats.c.tool_calls] or [],
                 "truncated_at": data[seats.c.truncated_at],
+                "truncated": data[seats.c.truncated],
                 "verdict": verdict,
             }
         )

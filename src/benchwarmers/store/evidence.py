@@ -31,6 +31,7 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
             seats.c.shape,
             seats.c.status,
             seats.c.error_kind,
+            seats.c.truncated,
             seats.c.seconds,
             seats.c.caller,
             seats.c.created_at,

@@ -79,6 +79,7 @@ class SeatRow(TypedDict):
     frees_at: float | None  # paced or cooling: when the model may be called again
     tool_calls: list[dict[str, Any]] | None  # the function calls it answered with
     truncated_at: int | None  # the answer cap cut the answer to its first this many bytes
+    truncated: str | None  # `length`: the answer stopped at its token limit (finish_reason: length)
 
 
 class Replay(TypedDict):
@@ -116,6 +117,7 @@ class LoggedSeat(TypedDict):
     usage: dict[str, Any] | None
     tool_calls: list[dict[str, Any]]
     truncated_at: int | None
+    truncated: str | None  # `length`: the answer stopped at its token limit
     verdict: PublicVerdict | None
 
 

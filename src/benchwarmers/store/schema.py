@@ -181,6 +181,7 @@ seats = Table(
     Column("frees_at", Float),  # paced or cooling (not called): when the model may be called again
     Column("tool_calls", JSON),  # the function calls it answered with ({id, type, function}), if any
     Column("truncated_at", Integer),  # the answer cap cut the answer to its first this many bytes (0009)
+    Column("truncated", String(16)),  # `length`: the answer stopped at its token limit (finish_reason, 0010)
     Index("ix_seats_panel", "panel_id"),
     Index("ix_seats_created_at", "created_at"),  # what other processes seated since (migration 0008)
     # The dashboard's counts read these instead of the rows (migration 0002).

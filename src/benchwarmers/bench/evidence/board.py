@@ -81,6 +81,7 @@ class Standing:
     error_kinds: tuple[tuple[str, int], ...] = ()  # (failure class, seats), most first
     p90_seconds: float | None = None  # over ok seats
     rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
+    truncated: int = 0  # answers that stopped at their token limit (finish_reason: length), counted apart
 
     @property
     def error_rate(self) -> float | None:
@@ -133,6 +134,7 @@ class Standing:
             "error_rate": _round(self.error_rate, 4),
             "errors_by_kind": dict(self.error_kinds),
             "empties": self.empties,
+            "truncated": self.truncated,
             "median_seconds": _round(self.median_seconds, 3),
             "p90_seconds": _round(self.p90_seconds, 3),
             "rank_range": None if self.rank_range is None else list(self.rank_range),
@@ -220,6 +222,7 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         awaiting=sum(1 for r in rows if r["useful"] is None and r["status"] == "ok"),
         errors=sum(1 for r in rows if r["status"] == "error"),
         empties=sum(1 for r in rows if r["status"] == "empty"),
+        truncated=sum(1 for r in rows if r.get("truncated") == "length"),
         median_seconds=statistics.median(ok_seconds) if ok_seconds else None,
         last_seated=max(r["created_at"] for r in rows),
         last_judged=max((r["judged_at"] for r in judged), default=None),

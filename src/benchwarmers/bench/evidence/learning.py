@@ -18,7 +18,7 @@ from benchwarmers.bench.evidence.retirement import retire
 from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.failures import FailureKind, context_limit_in
+from benchwarmers.upstream.failures import FailureKind, caused_by_request, context_limit_in
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
 FAILING_AFTER = 5  # failed seats in a row that retire a model (with a "failing" alert)
 
-ANSWERED_FACT = "answered_tokens"  # the largest prompt (estimated tokens) a model has answered
+# The largest prompt a model has answered, in the prompt tokens its provider reported (the bench's
+# estimate only when it reported none).
+ANSWERED_FACT = "answered_tokens"
 
 
 def _fact_int(model: ModelView, name: str) -> int:
@@ -85,6 +87,15 @@ def merged_limits(known: Any, headers: Mapping[str, str]) -> dict[str, int] | No
     return merged if merged != current else None
 
 
+def answered_tokens(usage: Mapping[str, Any] | None, estimate: int) -> int:
+    """How large a prompt the model answered: the prompt tokens its provider counted, else the bench's
+    estimate (which errs high: a floor from it would hide a real window below the estimate)."""
+    reported = (usage or {}).get("prompt_tokens")
+    if isinstance(reported, int) and not isinstance(reported, bool) and reported > 0:
+        return reported
+    return estimate
+
+
 def _failed(outcome: SeatOutcome) -> bool:
     # A seat cancelled because the client left says nothing about the model.
     return outcome.failure is not None or outcome.status == "empty"
@@ -103,6 +114,33 @@ async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mappin
         action="limits",
         before={"rate_limits": model.fact("rate_limits")},
         after={"rate_limits": limits},
+    )
+
+
+async def _learn_window(
+    conn: AsyncConnection,
+    model: ModelView,
+    alias: str,
+    error: str,
+    limit: int,
+    request: Mapping[str, Any] | None,
+    history: SeatHistory | None,
+) -> None:
+    text = request_text((request or {}).get("messages") or [])
+    stated = stated_window(error, limit, text)
+    floor = max(history.answered.get(model.alias, 0) if history else 0, _fact_int(model, ANSWERED_FACT))
+    lower = lowered_window(model.window, stated, floor) if stated else None
+    if lower is None:
+        return
+    await roster.set_fact(conn, model.pk, "context_window", "learned", lower)
+    await record_change(
+        conn,
+        actor="bench",
+        subject="model",
+        name=alias,
+        action="learned",
+        before={"context_window": model.window},
+        after={"context_window": lower},
     )
 
 
@@ -127,13 +165,19 @@ async def learn_from_seats(
         await _learn_limits(conn, model, outcome.headers)
         if outcome.status == "ok":
             answered.append(model.pk)
-            if history is not None and estimate > history.answered.get(model.alias, 0):
-                history.answered[model.alias] = estimate
-                await roster.set_fact(conn, model.pk, ANSWERED_FACT, "learned", estimate)
+            size = answered_tokens(outcome.usage, estimate)
+            if history is not None and size > history.answered.get(model.alias, 0):
+                history.answered[model.alias] = size
+                await roster.set_fact(conn, model.pk, ANSWERED_FACT, "learned", size)
             continue
         if not _failed(outcome):
             continue
         failure = outcome.failure
+        if failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit:
+            await _learn_window(conn, model, outcome.alias, outcome.error, failure.context_limit, request, history)
+        # A refusal the request caused says nothing of the model: no streak starts or ends with it.
+        if failure is not None and caused_by_request(failure):
+            continue
         rate_limited = failure is not None and failure.kind is FailureKind.rate_limited
         streak, limited = await roster.count_failure(conn, model.pk, outcome.error, rate_limited)
         if history is not None:
@@ -150,22 +194,6 @@ async def learn_from_seats(
                 action="cooldown",
                 after={"until": until, "streak": limited},
             )
-        elif failure is not None and failure.kind is FailureKind.context_too_long and failure.context_limit:
-            text = request_text((request or {}).get("messages") or [])
-            stated = stated_window(outcome.error, failure.context_limit, text)
-            floor = max(history.answered.get(model.alias, 0) if history else 0, _fact_int(model, ANSWERED_FACT))
-            lower = lowered_window(model.window, stated, floor) if stated else None
-            if lower is not None:
-                await roster.set_fact(conn, model.pk, "context_window", "learned", lower)
-                await record_change(
-                    conn,
-                    actor="bench",
-                    subject="model",
-                    name=outcome.alias,
-                    action="learned",
-                    before={"context_window": model.window},
-                    after={"context_window": lower},
-                )
         # Once per streak: a retired model is not asked again until a probe or the user restores it.
         if streak >= failing_after and not model.retired:
             await retire(conn, model, streak=streak, error=outcome.error, now=now)

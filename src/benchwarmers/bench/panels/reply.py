@@ -27,6 +27,7 @@ class PublicSeat(TypedDict):
     error: str
     frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
     truncated_at: int | None  # the answer cap cut `answer` to its first this many bytes (UTF-8)
+    truncated: str | None  # `length`: the answer stopped at its token limit (finish_reason: length)
 
 
 class PublicMerger(PublicSeat):
@@ -94,6 +95,14 @@ class ChatCompletion(TypedDict):
     bench: ReplyBench
 
 
+def truncated(outcome: SeatOutcome) -> str | None:
+    """`length` when the answer stopped at its token limit (`max_tokens`, or the answer cap), else None."""
+    return "length" if outcome.status in ("ok", "empty") and outcome.finish_reason == "length" else None
+
+
+LENGTH_NOTE = "cut by max_tokens (finish_reason: length): the model had more to write"
+
+
 def seat_public(outcome: SeatOutcome) -> PublicSeat:
     return {
         "call": outcome.call,
@@ -106,6 +115,7 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "error": outcome.error,
         "frees_at": outcome.frees_at,
         "truncated_at": outcome.truncated_at,
+        "truncated": truncated(outcome),
     }
 
 
@@ -148,6 +158,8 @@ def render_markdown(
             lines.append(f"_error: {seat['error']}_")
         if seat["truncated_at"] is not None:  # ok or empty (a reply cut before its answer began)
             lines += ["", f"_({cut_note(seat['truncated_at'])})_"]
+        elif seat.get("truncated") == "length":
+            lines += ["", f"_({LENGTH_NOTE})_"]
         lines.append("")
     for skip in skipped:
         lines.append(f"_skipped {skip['seat']} {skip['alias']}: {skip['why']}_")
@@ -187,7 +199,9 @@ def render_merged(answer: str, merger: PublicSeat, seats: Sequence[PublicSeat]) 
 
 
 def _cut(seat: PublicSeat) -> str:
-    return f" · cut at {seat['truncated_at']:,} bytes" if seat["truncated_at"] is not None else ""
+    if seat["truncated_at"] is not None:
+        return f" · cut at {seat['truncated_at']:,} bytes"
+    return " · cut by max_tokens" if seat.get("truncated") == "length" else ""
 
 
 def sum_usage(usages: Sequence[Mapping[str, Any] | None]) -> Usage:

@@ -42,6 +42,7 @@ from benchwarmers.bench.panels.reply import (
     render_merged,
     seat_public,
     sum_usage,
+    truncated,
     verdict_hint,
 )
 from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
@@ -462,6 +463,7 @@ class Panels:
                 "frees_at": o.frees_at,
                 "tool_calls": o.tool_calls or None,
                 "truncated_at": o.truncated_at,
+                "truncated": truncated(o),
             }
             for i, o in enumerate(outcomes)
         ]

@@ -38,6 +38,14 @@ export function cutText(bytes) {
   return `Answer cut at ${bytes.toLocaleString("en")} bytes by the bench's answer cap (answer_cap_kb): the model wrote more.`;
 }
 
+// What a reader is told of a cut answer: the answer cap's cut, or the model's own token limit
+// (`truncated: "length"`, finish_reason length); "" when it was not cut.
+export function seatCut(seat) {
+  if (seat.truncated_at != null) return cutText(seat.truncated_at);
+  if (seat.truncated === "length") return "Answer cut by max_tokens (finish_reason: length): the model had more to write.";
+  return "";
+}
+
 export function seconds(value) {
   if (value === null || value === undefined) return "";
   return value < 10 ? `${value.toFixed(2)} s` : `${value.toFixed(1)} s`;

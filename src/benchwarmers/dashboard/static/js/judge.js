@@ -5,7 +5,7 @@
 // Used by the panel page and the playground; verdicts go where the page says (`data-verdict-url`).
 
 import { api } from "./api.js";
-import { $, $$, append, cutText, h, seconds, utcText, when } from "./dom.js";
+import { $, $$, append, h, seatCut, seconds, utcText, when } from "./dom.js";
 import { clearErrors, lines, showError, text } from "./forms.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -99,7 +99,7 @@ function seatCard(seat, index) {
     const answer = h("div", { class: `answer markdown${seat.answer ? "" : " is-empty"}`, "aria-label": `Answer of ${seat.alias}` });
     answer.append(seat.answer ? renderMarkdown(seat.answer) : document.createTextNode("(empty answer: not owed, judge it not useful if you like)"));
     card.append(answer);
-    if (seat.truncated_at != null) card.append(h("p", { class: "muted small seat-cut" }, cutText(seat.truncated_at)));
+    if (seatCut(seat)) card.append(h("p", { class: "muted small seat-cut" }, seatCut(seat)));
     card.append(verdictForm(seat, index));
   }
   paint(card, seat);

@@ -3,7 +3,7 @@
 // /api/verdicts when keys are required (the dashboard holds the admin's session, not a key).
 
 import { api } from "./api.js";
-import { $, cutText, seconds } from "./dom.js";
+import { $, seatCut, seconds } from "./dom.js";
 import { lines, submitting, text } from "./forms.js";
 import { renderMarkdown } from "./markdown.js";
 
@@ -44,8 +44,8 @@ export async function openSeat(panelId, call) {
   error.hidden = !seat.error;
   error.textContent = seat.error || "";
   const cut = $("#seat-cut");
-  cut.hidden = seat.truncated_at == null;
-  cut.textContent = seat.truncated_at == null ? "" : cutText(seat.truncated_at);
+  cut.textContent = seatCut(seat);
+  cut.hidden = !cut.textContent;
   const answer = $("#seat-answer");
   // A tool call is an answer: each is shown after the text, as the markdown reply shows it.
   const calls = (seat.tool_calls || []).map((c) => `→ tool call \`${c.function.name}(${c.function.arguments})\``);
