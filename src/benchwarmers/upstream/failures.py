@@ -320,7 +320,7 @@ def failure_from_exception(exc: BaseException, secrets: Iterable[str] = ()) -> U
         return UpstreamFailure(FailureKind.timeout, f"timeout: {message}", secrets=secrets)
     if names & _CONNECTION_CLASSES or isinstance(exc, OSError):
         return connection_failure(exc, secrets)
-    limit = context_limit_in(message) or _n_ctx_in(body)
+    limit = context_limit_in(message)
     if limit is not None or _CONTEXT_PHRASES.search(message):
         return UpstreamFailure(FailureKind.context_too_long, message, context_limit=limit, secrets=secrets)
     if _RATE_LIMIT_PHRASES.search(message):
