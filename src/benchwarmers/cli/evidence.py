@@ -41,10 +41,30 @@ def _best_line(board: dict[str, Any]) -> str:
     shape = board["shape"]
     if board["primary"] is None:
         return f"best for {shape}: none yet (no verdicts on a model that can sit)"
-    line = f"best for {shape}: {board['primary']} ({board['primary_by']})"
+    doubt = _doubt(board["best"]) if board["primary_by"] == "evidence" else ""
+    line = f"best for {shape}: {board['primary']} ({board['primary_by']}{doubt})"
     if board["pinned"] and board["primary_by"] != "pinned":
         line += f"; pinned {board['pinned']} is not used: it is gone, disabled or retiring"
     return line
+
+
+def _doubt(best: dict[str, Any] | None) -> str:
+    """'; P(best) = 0.83; tied with Y, Z' for the evidence's best (bench/evidence/posterior.py)."""
+    if best is None:
+        return ""
+    parts = [] if best["p_best"] is None else [f"P(best) = {best['p_best']:.2f}"]
+    if not best["separated"]:
+        parts.append("tied with " + ", ".join(best["tied"]))
+    return "".join(f"; {p}" for p in parts)
+
+
+def _best_cell(entry: dict[str, Any]) -> str:
+    """The report's best model: `X`, or `X (P(best) = 0.62; tied with Y)` when not separated."""
+    best = entry["best_detail"]
+    if best is None:
+        return "–"
+    doubt = _doubt(best).removeprefix("; ")
+    return f"{best['alias']} ({doubt})" if doubt and not best["separated"] else best["alias"]
 
 
 @with_bench
@@ -135,14 +155,15 @@ async def report(
     table(
         f"explorer seats, last {days:g} days · {shown['explorer_seats']} seats, {shown['eligible_models']} eligible "
         f"models, fair share {_pct(shown['fair_share'])}",
-        ["model", "endpoint", "seats", "share", "eligible", "flag"],
+        ["model", "endpoint", "seats", "share", "eligible", "member seats", "flag"],
         [
             (
                 m["alias"],
                 m["endpoint"],
                 m["seats"],
                 _pct(m["share"]),
-                "yes" if m["eligible"] else "no",
+                ("yes" if m["can_explore"] else "member only") if m["eligible"] else "no",
+                m["member_seats"],
                 "below half fair share" if m["flagged"] else "",
             )
             for m in shown["models"]
@@ -181,7 +202,7 @@ async def report(
                 b["judged_panels"],
                 _pct(b["rate"]),
                 _span(b["interval"]) if b["judged_panels"] else "–",
-                b["best"] or "–",
+                _best_cell(b),
                 _pct(b["best_rate"]),
                 _span(b["best_interval"]),
                 b["verdict"],
