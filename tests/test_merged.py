@@ -117,16 +117,18 @@ def test_no_fitting_merger_gives_every_answer_and_a_note(bench_with_roster, clie
 def test_merger_candidates_follow_the_rules_in_order():
     collection_ = {"members": ["a", "b", "c"], "merger": "m"}
     # b has the most useful verdicts, but the explorer x has the better evidence: x comes first.
-    counts = {"b": (30, 80), "c": (1, 1), "x": (21, 26)}  # c's 1/1 spans 0.21–1: it could be anything
+    # c's 1/1 spans 0.21–1: it could be anything; a's 0/5 is evidence against it, not for it.
+    counts = {"a": (0, 5), "b": (30, 80), "c": (1, 1), "x": (21, 26)}
     router = Primary("p", False, best_of({"p": (40, 40), "q": (39, 40)}))
     assert merger_candidates(collection_, "review", counts, router, seated=["x"]) == [
         ("m", "the collection's merger"),
         ("x", "the best evidence on review among the panel's models: 21/26 useful; tied with c (intervals overlap)"),
         (
             "b",
-            "the next best evidence on review among the panel's models: 30/80 useful; tied with c (intervals overlap)",
+            "the next best evidence on review among the panel's models: 30/80 useful; tied with c, a "
+            "(intervals overlap)",
         ),
-        ("c", "the next best evidence on review among the panel's models: 1/1 useful"),
+        ("c", "the next best evidence on review among the panel's models: 1/1 useful; tied with a (intervals overlap)"),
         ("p", "the router's best for review; tied with q (intervals overlap)"),
         ("a", "the first member that fits"),
     ]

@@ -63,12 +63,14 @@ def merger_candidates(
     if primary is not None and primary.pinned:
         ordered.append((primary.alias, f"the primary pinned for {shape}"))
     members = collection["members"]
-    by_evidence = [a for a in best_among([*members, *seated], counts) if counts.get(a, (0, 0))[1] > 0]
+    judged = [a for a in best_among([*members, *seated], counts) if counts.get(a, (0, 0))[1] > 0]
+    # Only models with a useful verdict: 0/4 is evidence against, not a reason to come before a member.
+    by_evidence = [a for a in judged if counts[a][0] > 0]
     for i, alias in enumerate(by_evidence):
         useful, verdicts = counts[alias]
         rule = "the best evidence" if i == 0 else "the next best evidence"
         # The cheap interval test, never P(best): this runs on every panel.
-        tie = tie_note(by_evidence[i:], counts)
+        tie = tie_note(judged[judged.index(alias) :], counts)
         ordered.append((alias, f"{rule} on {shape} among the panel's models: {useful}/{verdicts} useful{tie}"))
     if primary is not None and not primary.pinned:
         ordered.append((primary.alias, f"the router's best for {shape}{primary.tie_note}"))
