@@ -1,4 +1,4 @@
-"""`benchwarmers leaderboard`, `benchwarmers report` and `benchwarmers role`: what the verdicts say."""
+"""`benchwarmers leaderboard`, `report`, `advise` and `role`: what the verdicts say."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 
 from benchwarmers.bench.evidence import board as evidence
 from benchwarmers.bench.evidence import roles as roles_admin
+from benchwarmers.bench.evidence.advice import advice_report
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import EVERY_SHAPE
@@ -138,6 +139,31 @@ def _verdicts(model: dict[str, Any]) -> str:
     """`12`, or `12 (suite 8)` when the suite gave some of them."""
     suite = model.get("sources", {}).get("suite", 0)
     return f"{model['verdicts']} (suite {suite})" if suite else str(model["verdicts"])
+
+
+@with_bench
+async def advise(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Advice per collection and shape: explorers that beat a member, failing members, thin evidence."""
+    data = await advice_report(bench.state)
+    if as_json:
+        print_json(data)
+        return
+    if not data["advice"]:
+        console.print(
+            "no advice: no explorer beats a member, no member keeps failing, every shape has evidence", markup=False
+        )
+        return
+    limits = data["thresholds"]
+    table(
+        f"advice · swaps at P ≥ {limits['advise_p']:g} with {limits['min_verdicts']} verdicts each",
+        ["collection", "shape", "kind", "advice"],
+        [(f"bench/{a['collection']}", a["shape"] or "–", a["kind"], a["text"]) for a in data["advice"]],
+    )
+    if data["auto_swap"]:
+        hint(
+            f"auto_swap is on for {', '.join(data['auto_swap'])}: the bench makes a swap itself at "
+            f"P ≥ {data['thresholds']['swap_p']:g} with {data['thresholds']['swap_min_verdicts']} verdicts each"
+        )
 
 
 @with_bench
