@@ -399,3 +399,17 @@ def test_evidence_api_needs_the_admin_token_when_one_is_set(tmp_path):
             assert allowed.status_code == 200, path
     finally:
         server.stop()
+
+
+def test_the_leaderboard_page_says_the_routers_pick_is_a_tie(bench_with_roster, judged_trio, cli):
+    page = httpx2.get(f"{bench_with_roster.url}/leaderboard").text
+    assert (
+        'Router\'s pick: <strong class="mono">fake/llama-3.3-70b</strong> <span class="muted" data-tie>'
+        "· tied with fake/gemma-3-27b, fake/qwen3-32b (intervals overlap)</span>"
+    ) in page
+    # Pinned, it says so instead.
+    assert cli("role", "set", "primary", "review", "fake/qwen3-32b")[0] == 0
+    page = httpx2.get(f"{bench_with_roster.url}/leaderboard").text
+    assert 'Router\'s pick: <strong class="mono">fake/qwen3-32b</strong> <span class="muted">(pinned)</span>' in page
+    code, out = cli("leaderboard", "--shape", "review")
+    assert code == 0 and "best for review: fake/qwen3-32b (pinned)\n" in out
