@@ -86,7 +86,7 @@ ADVICE = (
 )
 
 
-def test_advise_names_the_better_explorer_and_auto_swap_makes_the_swap(close_rates, monkeypatch):
+def test_advise_names_the_better_explorer_and_auto_swap_makes_the_swap(close_rates, client, monkeypatch):
     monkeypatch.setenv("BENCHWARMERS_HOME", str(close_rates.settings.home))
     runner = CliRunner()
     # Behind a real pipe: tab-separated lines, the title on stderr; at a terminal, a table.
@@ -140,13 +140,7 @@ def test_advise_names_the_better_explorer_and_auto_swap_makes_the_swap(close_rat
         "undo": f"benchwarmers collection edit reviewers --member fake/{Y}",
     }
     # The old member can still explore the collection: the next panel seats it as the explorer.
-    seats = ask(httpx_client(close_rates), "bench/reviewers").bench["seats"]
+    seats = ask(client, "bench/reviewers").bench["seats"]
     assert [(s["seat"], s["alias"]) for s in seats] == [("member", f"fake/{X}"), ("explorer", f"fake/{Y}")]
     # Swapped, the advice is gone (qwen is no longer a member to beat).
     assert orjson.loads(runner.invoke(app, ["advise", "--json"]).stdout)["advice"] == []
-
-
-def httpx_client(server):
-    from openai import OpenAI
-
-    return OpenAI(base_url=server.v1, api_key="not-needed-on-loopback", max_retries=0, timeout=30)

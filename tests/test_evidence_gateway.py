@@ -359,6 +359,8 @@ def test_reports_exposure_spares_members_and_flag_length_bias(bench_with_roster,
     assert code == 0, out
     assert "explorer seats, last 30 days · 6 seats, 5 eligible models, fair share 20%" in out
     assert "│ fake/llama-3.3-70b │ fake     │ 0     │ 0%    │ member only │ 3            │      │" in out
+    # The best single model is a tie, and the table says so.
+    assert "│ fake/deepseek-r1 (P(best) = 0.50; tied with fake/glm-4.5-air) │" in out
     assert out.splitlines()[-1:] == [f"warning: {w}" for w in report["warnings"]]
     bad = httpx2.get(f"{bench_with_roster.url}/api/reports?days=-1")
     assert (bad.status_code, bad.json()["error"]["param"]) == (400, "days")

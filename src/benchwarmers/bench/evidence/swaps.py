@@ -47,7 +47,8 @@ async def auto_swap(state: BenchState) -> list[dict[str, Any]]:
         return []
     made = []
     for item in decisive(await advice(state), auto):
-        assert item.member is not None and item.explorer is not None
+        if item.member is None or item.explorer is None:
+            continue
         async with state.write() as conn:
             before = await collection_rows.get_collection(conn, item.collection)
             # Checked again inside the write: the user may have edited the members meanwhile.
