@@ -215,7 +215,7 @@ def test_the_pick_follows_the_mergers_order_the_collections_choice_then_the_evid
     reply = sdk.chat.completions.create(model="bench/chosen:pick", messages=ASK)
     assert reply.choices[0].message.content == CITY_JSON
     assert reply.model_extra["bench"]["picked"]["why"] == "the collection's merger"
-    # Without a choice, the member with the most useful verdicts on the shape comes first.
+    # Without a choice, the seat with the best evidence on the shape comes first.
     panel = sdk.chat.completions.create(model="bench/evidenced:pick", messages=ASK).model_extra["bench"]
     assert panel["picked"]["alias"] == "fake/talker"
     judged = {"call": panel["seats"][1]["call"], "useful": True}
@@ -225,5 +225,5 @@ def test_the_pick_follows_the_mergers_order_the_collections_choice_then_the_evid
         "call": f"{again['panel']}.member2",
         "alias": "fake/jsoner",
         "seat": "member",
-        "why": "the member with the most useful verdicts on design",
+        "why": "the best evidence on design among the panel's models: 1/1 useful",
     }

@@ -64,6 +64,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         "merger": None,
         "max_explorers": None,
         "max_calls": None,
+        "auto_swap": False,
     }
     assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
         0,
@@ -73,6 +74,13 @@ def test_add_list_show_edit_remove(cli, tmp_path):
     assert [(c["name"], c["shape"], c["reply"], c["max_explorers"]) for c in listed] == [
         ("reviewers", "review", "merged", 1)
     ]
+    # auto_swap: off unless asked, shown by `collection show`, and an edit without the flag keeps it.
+    assert cli("collection", "edit", "reviewers", "--auto-swap") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["auto_swap"] is True
+    assert cli("collection", "edit", "reviewers", "--reply", "merged") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["auto_swap"] is True
+    assert cli("collection", "edit", "reviewers", "--no-auto-swap") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["auto_swap"] is False
     table = cli("collection", "list")[1]
     assert "bench/reviewers" in table and "p/llama-3.3-70b, p/qwen3-32b" in table
     assert cli("collection", "remove", "reviewers") == (0, "removed bench/reviewers\n")
@@ -84,7 +92,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
 
     assert asyncio.run(log()) == [
         ("collection", "reviewers", "delete"),
-        ("collection", "reviewers", "update"),
+        *[("collection", "reviewers", "update")] * 4,
         ("collection", "reviewers", "create"),
     ]
 

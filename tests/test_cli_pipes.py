@@ -105,7 +105,7 @@ def test_ask_sends_an_image_file_as_a_data_url(bench_with_roster, fake, tmp_path
 LISTINGS = [
     ["collection", "list"], ["endpoint", "list"], ["model", "list"], ["key", "list"], ["role", "list"],
     ["shape", "list"], ["decision", "list"], ["alerts"], ["discover", "--limit", "3"], ["leaderboard"], ["report"],
-    ["cost"], ["log"], ["gateway", "show"], ["model", "show", "fake/kimi-k2"], ["suite", "list"],
+    ["advise"], ["cost"], ["log"], ["gateway", "show"], ["model", "show", "fake/kimi-k2"], ["suite", "list"],
 ]  # fmt: skip
 
 

@@ -42,6 +42,7 @@ def test_collections_are_made_replaced_and_deleted_with_every_change_logged(benc
         "merger": None,
         "max_explorers": 1,
         "max_calls": None,
+        "auto_swap": False,
         "warnings": [],
     }
     listed = httpx2.get(url).json()["data"]

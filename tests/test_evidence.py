@@ -12,11 +12,12 @@ from benchwarmers.bench.evidence.board import (
     check_shape,
     evidence_line,
     panel_judgements,
-    primaries,
     prompt_hash,
     since_days,
     standing_of,
 )
+from benchwarmers.bench.evidence.posterior import Best
+from benchwarmers.bench.evidence.primary import Primary, primaries, primary_map
 from benchwarmers.bench.evidence.stats import Judged, bootstrap_bt, bradley_terry, pairwise_outcomes
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import InvalidRequest
@@ -173,17 +174,20 @@ def test_the_only_judged_model_gets_no_rank_above_the_unjudged() -> None:
     ]  # fmt: skip
 
 
-def test_pick_prefers_settled_then_pinned_wins_when_usable() -> None:
+def test_pick_follows_the_interval_not_a_verdict_gate_then_pinned_wins_when_usable() -> None:
     rows = [row("steady", f"s{i}", i < 24) for i in range(40)]  # settled, 24/40, low ≈ 0.45
     rows += [row("lucky", f"l{i}", True) for i in range(9)]  # preliminary, 9/9, low ≈ 0.70
     rows += [row("gone", f"g{i}", True) for i in range(50)]  # settled and best, but cannot sit
     board = build_board("review", rows, pickable={"steady", "lucky"})
     assert [s.alias for s in board.standings] == ["gone", "lucky", "steady"]  # ranks show every model
-    assert board.pick == "steady"
-    pinned = build_board("review", rows, pickable={"steady", "lucky"}, pinned="lucky")
-    assert (pinned.pick, pinned.primary, pinned.primary_by) == ("steady", "lucky", "pinned")
+    # The old rule picked the settled "steady"; 9/9's interval lies above 24/40's: it is the pick.
+    assert board.pick == "lucky"
+    assert board.best is not None and board.public()["best"] == board.best.as_json()
+    assert (board.best.alias, board.best.separated, board.best.tied) == ("lucky", True, ())
+    pinned = build_board("review", rows, pickable={"steady", "lucky"}, pinned="steady")
+    assert (pinned.pick, pinned.primary, pinned.primary_by) == ("lucky", "steady", "pinned")
     unusable = build_board("review", rows, pickable={"steady", "lucky"}, pinned="gone")
-    assert (unusable.pinned, unusable.primary, unusable.primary_by) == ("gone", "steady", "evidence")
+    assert (unusable.pinned, unusable.primary, unusable.primary_by) == ("gone", "lucky", "evidence")
     empty = build_board("design", [], pickable={"steady"})
     assert (empty.standings, empty.pick, empty.primary, empty.primary_by) == ((), None, None, None)
 
@@ -191,14 +195,20 @@ def test_pick_prefers_settled_then_pinned_wins_when_usable() -> None:
 def test_primaries_from_counts_and_pins() -> None:
     counts = {
         ("a", "code"): (32, 40),  # settled, low ≈ 0.65
-        ("b", "code"): (9, 9),  # preliminary, low ≈ 0.70: the settled one still wins
+        ("b", "code"): (9, 9),  # preliminary, low ≈ 0.70: no verdict gate, it leads (the old rule chose a)
         ("c", "review"): (2, 3),
         ("off", "review"): (30, 30),  # not usable
     }
     usable = {"a", "b", "c"}
-    assert primaries(counts, {}, usable) == {"code": "a", "review": "c"}
-    assert primaries(counts, {"code": "b", "design": "c"}, usable) == {"code": "b", "review": "c", "design": "c"}
-    assert primaries(counts, {"review": "off"}, usable) == {"code": "a", "review": "c"}
+    assert primaries(counts, {}, usable) == {"code": "b", "review": "c"}
+    assert primaries(counts, {"code": "a", "design": "c"}, usable) == {"code": "a", "review": "c", "design": "c"}
+    assert primaries(counts, {"review": "off"}, usable) == {"code": "b", "review": "c"}
+    found = primary_map(counts, {"design": "c"}, usable)
+    # 9/9 and 32/40 overlap: the pick is a tie and says so; a pin says it is pinned.
+    assert found["code"] == Primary("b", False, Best("b", False, ("a",)))
+    assert found["code"].describe() == "b (evidence; tied with a (intervals overlap))"
+    assert found["review"] is not None and found["review"].describe() == "c (evidence)"
+    assert found["design"] is not None and found["design"].describe() == "c (pinned)"
 
 
 def test_shape_and_window_checks() -> None:

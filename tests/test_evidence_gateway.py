@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence import board as evidence
+from benchwarmers.bench.evidence.primary import primary_for
 from benchwarmers.bench.evidence.stats import bootstrap_bt, bradley_terry
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
@@ -97,6 +98,13 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
         "primary": "fake/llama-3.3-70b",
         "primary_by": "evidence",
         "pick": "fake/llama-3.3-70b",
+        # 3/3 leads, but every interval overlaps its: a tie, said with P(best) (seeded draws).
+        "best": {
+            "alias": "fake/llama-3.3-70b",
+            "separated": False,
+            "tied": ["fake/gemma-3-27b", "fake/qwen3-32b"],
+            "p_best": 0.8185,
+        },
         "pinned": None,
         "panels": 4,
         "judged_panels": 3,
@@ -129,8 +137,8 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
     one = httpx2.get(f"{bench_with_roster.url}/api/leaderboard?shape=review&days=1").json()
     assert one["days"] == 1 and one["shapes"] == [board]
     empty = httpx2.get(f"{bench_with_roster.url}/api/leaderboard?shape=design").json()["shapes"]
-    assert empty == [{"shape": "design", "primary": None, "primary_by": None, "pick": None, "pinned": None,
-                      "panels": 0, "judged_panels": 0, "comparisons": 0, "models": []}]  # fmt: skip
+    assert empty == [{"shape": "design", "primary": None, "primary_by": None, "pick": None, "best": None,
+                      "pinned": None, "panels": 0, "judged_panels": 0, "comparisons": 0, "models": []}]  # fmt: skip
     bad = httpx2.get(f"{bench_with_roster.url}/api/leaderboard?shape=nope")
     assert bad.status_code == 400
     assert bad.json() == {
@@ -148,7 +156,7 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
 
 def test_pinned_primary_wins_until_cleared_and_is_logged(bench_with_roster, judged_trio, cli):
     def primary() -> str | None:
-        return bench_with_roster.admin(lambda b: evidence.primary_for(b.state, "review"))
+        return bench_with_roster.admin(lambda b: primary_for(b.state, "review"))
 
     assert primary() == "fake/llama-3.3-70b"
     assert cli("role", "set", "primary", "review", "fake/qwen3-32b") == (
@@ -209,10 +217,10 @@ def test_primary_follows_new_verdicts_in_one_process(bench_with_roster, judged_t
     p1, p2, p3, _ = judged_trio
 
     async def flip(bench: Bench) -> tuple[str | None, str | None]:
-        before = await evidence.primary_for(bench.state, "review")
+        before = await primary_for(bench.state, "review")
         for panel in (p1, p2, p3):
             await bench.verdicts.record({"call": panel["llama-3.3-70b"], "useful": False}, Caller())
-        return before, await evidence.primary_for(bench.state, "review")
+        return before, await primary_for(bench.state, "review")
 
     # llama drops to 0/3: gemma (1/2, lower bound 0.09) now leads qwen (1/3, 0.06).
     assert bench_with_roster.admin(flip) == ("fake/llama-3.3-70b", "fake/gemma-3-27b")
@@ -237,7 +245,7 @@ review · 3 judged of 4 panels
 │ 1–3  │ fake/gemma-3-27b   │ 50% (1/2)  │ 9%–91%       │ 2        │ 4     │ 1 (25%: 1 upstream_error) │ 0     │ s        │ s     │ preliminary │
 │ 1–3  │ fake/qwen3-32b     │ 33% (1/3)  │ 6%–79%       │ 3        │ 4     │ 0                         │ 0     │ s        │ s     │ preliminary │
 └──────┴────────────────────┴────────────┴──────────────┴──────────┴───────┴───────────────────────────┴───────┴──────────┴───────┴─────────────┘
-best for review: fake/llama-3.3-70b (evidence)
+best for review: fake/llama-3.3-70b (evidence; P(best) = 0.82; tied with fake/gemma-3-27b, fake/qwen3-32b)
 rank: ordered by the 95% interval's low end, as the router picks; models whose intervals overlap share ranks (1–3: \
 anywhere from 1st to 3rd). errors: failed seats of all seats, by class. seconds: over answered seats. Pairwise \
 (Bradley–Terry) strengths are in --json.
@@ -280,7 +288,7 @@ def test_export_evidence_lines(bench_with_roster, judged_trio, cli, tmp_path):
     assert target.read_text() == out
 
 
-def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, fake, cli):
+def test_reports_exposure_spares_members_and_flag_length_bias(bench_with_roster, client, fake, cli):
     bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
     # Explorers: two llama and two qwen members leave six families to explore, two per panel.
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"])
@@ -304,21 +312,25 @@ def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, 
     report = response.json()
     assert (report["object"], report["days"]) == ("reports", 30)
     shown = report["exposure"]
-    assert (shown["explorer_seats"], shown["eligible_models"], shown["fair_share"]) == (6, 9, 0.1111)
-    assert [(m["alias"], m["seats"], m["share"], m["eligible"], m["flagged"]) for m in shown["models"]] == [
-        ("fake/deepseek-r1", 1, 0.1667, True, False),
-        ("fake/gemma-3-27b", 1, 0.1667, True, False),
-        ("fake/glm-4.5-air", 1, 0.1667, True, False),
-        ("fake/kimi-k2", 1, 0.1667, False, False),  # disabled since: not eligible, not flagged
-        ("fake/mistral-small", 1, 0.1667, True, False),
-        ("fake/phi-4", 1, 0.1667, True, False),
-        ("fake/llama-3.1-8b", 0, 0.0, True, True),
-        ("fake/llama-3.3-70b", 0, 0.0, True, True),
-        ("fake/qwen3-32b", 0, 0.0, True, True),
-        ("fake/qwen3-coder", 0, 0.0, True, True),
+    # Only pair has explorer seats: its members, and the models of their families, cannot explore
+    # it (nor `four`, which has none), so they are not starved and take no share.
+    assert (shown["explorer_seats"], shown["eligible_models"], shown["fair_share"]) == (6, 5, 0.2)
+    rows = [(m["alias"], m["seats"], m["share"], m["eligible"], m["can_explore"], m["member_seats"], m["flagged"])
+            for m in shown["models"]]  # fmt: skip
+    assert rows == [
+        ("fake/deepseek-r1", 1, 0.1667, True, True, 5, False),
+        ("fake/gemma-3-27b", 1, 0.1667, True, True, 0, False),
+        ("fake/glm-4.5-air", 1, 0.1667, True, True, 5, False),
+        ("fake/kimi-k2", 1, 0.1667, False, False, 0, False),  # disabled since: not eligible, not flagged
+        ("fake/mistral-small", 1, 0.1667, True, True, 5, False),
+        ("fake/phi-4", 1, 0.1667, True, True, 5, False),
+        ("fake/llama-3.1-8b", 0, 0.0, True, False, 0, False),
+        ("fake/llama-3.3-70b", 0, 0.0, True, False, 3, False),
+        ("fake/qwen3-32b", 0, 0.0, True, False, 3, False),
+        ("fake/qwen3-coder", 0, 0.0, True, False, 0, False),
     ]
     assert shown["endpoints"] == [
-        {"endpoint": "fake", "eligible_models": 9, "seats": 6, "share": 1.0, "fair_share": 1.0, "flagged": False}
+        {"endpoint": "fake", "eligible_models": 5, "seats": 6, "share": 1.0, "fair_share": 1.0, "flagged": False}
     ]
     [general] = report["bench_vs_best"]
     assert general == {
@@ -327,7 +339,13 @@ def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, 
         "any_useful": 5,
         "rate": 1.0,
         "interval": [0.5655, 1.0],
-        "best": "fake/deepseek-r1",  # tied with glm-4.5-air on every count: the alias decides
+        "best": "fake/deepseek-r1",  # tied with glm-4.5-air on every count: the alias decides, and it is said
+        "best_detail": {
+            "alias": "fake/deepseek-r1",
+            "separated": False,
+            "tied": ["fake/glm-4.5-air"],
+            "p_best": 0.49875,
+        },
         "best_verdicts": 5,
         "best_rate": 1.0,
         "best_interval": [0.5655, 1.0],
@@ -347,11 +365,8 @@ def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, 
         4.472,
         True,
     )
+    # The members no longer show as starved (they sat every panel of their collection).
     assert report["warnings"] == [
-        "exposure: fake/llama-3.1-8b got 0% of explorer seats, under half its fair share of 11%",
-        "exposure: fake/llama-3.3-70b got 0% of explorer seats, under half its fair share of 11%",
-        "exposure: fake/qwen3-32b got 0% of explorer seats, under half its fair share of 11%",
-        "exposure: fake/qwen3-coder got 0% of explorer seats, under half its fair share of 11%",
         "length bias on general: long answers judged useful 100% of the time, short ones 0% (z = 4.47); "
         "judges may be rewarding length",
     ]
@@ -363,9 +378,11 @@ def test_reports_flag_starved_models_and_length_bias(bench_with_roster, client, 
     }
     code, out = cli("report")
     assert code == 0, out
-    assert "explorer seats, last 30 days · 6 seats, 9 eligible models, fair share 11%" in out
-    assert "│ fake/llama-3.3-70b │ fake     │ 0     │ 0%    │ yes      │ below half fair share │" in out
-    assert out.splitlines()[-5:] == [f"warning: {w}" for w in report["warnings"]]
+    assert "explorer seats, last 30 days · 6 seats, 5 eligible models, fair share 20%" in out
+    assert "│ fake/llama-3.3-70b │ fake     │ 0     │ 0%    │ member only │ 3            │      │" in out
+    # The best single model is a tie, and the table says so.
+    assert "│ fake/deepseek-r1 (P(best) = 0.50; tied with fake/glm-4.5-air) │" in out
+    assert out.splitlines()[-1:] == [f"warning: {w}" for w in report["warnings"]]
     bad = httpx2.get(f"{bench_with_roster.url}/api/reports?days=-1")
     assert (bad.status_code, bad.json()["error"]["param"]) == (400, "days")
 
@@ -405,3 +422,17 @@ def test_evidence_api_needs_the_admin_token_when_one_is_set(tmp_path):
             assert allowed.status_code == 200, path
     finally:
         server.stop()
+
+
+def test_the_leaderboard_page_says_the_routers_pick_is_a_tie(bench_with_roster, judged_trio, cli):
+    page = httpx2.get(f"{bench_with_roster.url}/leaderboard").text
+    assert (
+        'Router\'s pick: <strong class="mono">fake/llama-3.3-70b</strong> <span class="muted" data-tie>'
+        "· tied with fake/gemma-3-27b, fake/qwen3-32b (intervals overlap)</span>"
+    ) in page
+    # Pinned, it says so instead.
+    assert cli("role", "set", "primary", "review", "fake/qwen3-32b")[0] == 0
+    page = httpx2.get(f"{bench_with_roster.url}/leaderboard").text
+    assert 'Router\'s pick: <strong class="mono">fake/qwen3-32b</strong> <span class="muted">(pinned)</span>' in page
+    code, out = cli("leaderboard", "--shape", "review")
+    assert code == 0 and "best for review: fake/qwen3-32b (pinned)\n" in out

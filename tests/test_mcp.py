@@ -345,3 +345,19 @@ async def test_a_url_that_is_not_a_bench_is_a_tool_error(fake_upstream: FakeUpst
         f"Error executing tool ask: {fake_upstream.root_url}/v1/chat/completions answered 200 with a body "
         "that is not JSON: is BENCHWARMERS_URL a bench?"
     )
+
+
+async def test_the_mergers_reason_says_when_its_evidence_is_a_tie(bench, fake):
+    first = await call(bench.url, "ask", {"collection": "reviewers", "prompt": "off by one?", "shape": "review"})
+    calls_by = {s["alias"]: s["call"] for s in first.structured_content["seats"]}
+    for alias, useful in (("fake/llama-3.3-70b", True), ("fake/qwen3-32b", False)):
+        await call(bench.url, "verdict", {"call": calls_by[alias], "useful": useful, "note": "checked"})
+    args = {"collection": "reviewers", "prompt": "off by one?", "shape": "review", "merged": True}
+    result = await call(bench.url, "ask", args)
+    merger = result.structured_content["merger"]
+    # 1/1 against 0/1: llama leads by the rule, but the intervals overlap, and the agent is told.
+    reason = (
+        "the best evidence on review among the panel's models: 1/1 useful; tied with fake/qwen3-32b (intervals overlap)"
+    )
+    assert (merger["alias"], merger["chosen_as"]) == ("fake/llama-3.3-70b", reason)
+    assert f"Merger fake/llama-3.3-70b chosen as {reason}.\n" in result.content[0].text

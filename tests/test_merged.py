@@ -6,6 +6,8 @@ import random
 
 import httpx2
 
+from benchwarmers.bench.evidence.posterior import best_of
+from benchwarmers.bench.evidence.primary import Primary
 from benchwarmers.bench.evidence.roles import set_role
 from benchwarmers.bench.panels.merge import merger_candidates, merger_messages
 from tests.test_gateway_panels import ask, collection
@@ -58,7 +60,7 @@ def test_merged_from_a_model_name_only_client(bench_with_roster, client):
     assert "merger" not in plain.bench
 
 
-def test_the_member_with_most_useful_verdicts_merges(bench_with_roster, client):
+def test_the_best_evidenced_member_merges(bench_with_roster, client):
     collection(bench_with_roster, "trio", ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b"], max_explorers=0)
     seats = ask(client, "bench/trio").bench["seats"]
     judged = {s["alias"]: s["call"] for s in seats}
@@ -67,7 +69,9 @@ def test_the_member_with_most_useful_verdicts_merges(bench_with_roster, client):
     merged = ask(client, "bench/trio:merged").bench["merger"]
     assert (merged["alias"], merged["chosen_as"]) == (
         "fake/gemma-3-27b",
-        "the member with the most useful verdicts on general",
+        # 1/1 against 0/1: ahead by the rule, but the intervals overlap, and the reason says so.
+        "the best evidence on general among the panel's models: 1/1 useful; tied with fake/qwen3-32b "
+        "(intervals overlap)",
     )
 
 
@@ -112,13 +116,27 @@ def test_no_fitting_merger_gives_every_answer_and_a_note(bench_with_roster, clie
 
 def test_merger_candidates_follow_the_rules_in_order():
     collection_ = {"members": ["a", "b", "c"], "merger": "m"}
-    counts = {("b", "review"): (3, 1), ("c", "review"): (1, 0)}
-    assert merger_candidates(collection_, "review", counts, "p") == [
+    # b has the most useful verdicts, but the explorer x has the better evidence: x comes first.
+    # c's 1/1 spans 0.21–1: it could be anything; a's 0/5 is evidence against it, not for it.
+    counts = {"a": (0, 5), "b": (30, 80), "c": (1, 1), "x": (21, 26)}
+    router = Primary("p", False, best_of({"p": (40, 40), "q": (39, 40)}))
+    assert merger_candidates(collection_, "review", counts, router, seated=["x"]) == [
         ("m", "the collection's merger"),
-        ("b", "the member with the most useful verdicts on review"),
-        ("p", "the router's best for review"),
+        ("x", "the best evidence on review among the panel's models: 21/26 useful; tied with c (intervals overlap)"),
+        (
+            "b",
+            "the next best evidence on review among the panel's models: 30/80 useful; tied with c, a "
+            "(intervals overlap)",
+        ),
+        ("c", "the next best evidence on review among the panel's models: 1/1 useful; tied with a (intervals overlap)"),
+        ("p", "the router's best for review; tied with q (intervals overlap)"),
         ("a", "the first member that fits"),
-        ("c", "the first member that fits"),
+    ]
+    # A pinned primary is the user's choice: before the evidence.
+    pinned = Primary("p", True, None)
+    assert merger_candidates({"members": ["a", "b"], "merger": None}, "review", {"b": (1, 2)}, pinned)[:2] == [
+        ("p", "the primary pinned for review"),
+        ("b", "the best evidence on review among the panel's models: 1/2 useful"),
     ]
     assert merger_candidates({"members": ["a"], "merger": None}, "review", {}, None) == [
         ("a", "the first member that fits")
@@ -139,4 +157,5 @@ def test_the_routers_pick_merges_when_no_member_has_useful_verdicts(bench_with_r
     bench_with_roster.admin(lambda b: set_role(b.state, "primary", "general", "fake/deepseek-r1"))
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0, reply="merged")
     merger = ask(client, "bench/pair").bench["merger"]
-    assert (merger["alias"], merger["chosen_as"]) == ("fake/deepseek-r1", "the router's best for general")
+    # A pinned primary is the user's choice, so it is said as such.
+    assert (merger["alias"], merger["chosen_as"]) == ("fake/deepseek-r1", "the primary pinned for general")

@@ -6,7 +6,17 @@ import random
 
 import pytest
 
-from benchwarmers.bench.evidence.posterior import best_among, best_of, order_key, prob_best, ranked, tie_note
+from benchwarmers.bench.evidence.posterior import (
+    best_among,
+    best_of,
+    from_history,
+    order_key,
+    prob_best,
+    prob_better,
+    ranked,
+    router_pick,
+    tie_note,
+)
 
 
 def test_no_verdict_gate_a_clear_rate_beats_a_settled_poor_one():
@@ -66,3 +76,36 @@ def test_tie_note_names_the_overlap_only_for_the_first():
     counts = {"x": (6, 10), "y": (5, 10)}
     assert tie_note(["x", "y"], counts) == "; tied with y (intervals overlap)"
     assert tie_note(["x", "y"], {"x": (90, 100), "y": (10, 100)}) == ""
+
+
+def test_router_pick_has_no_verdict_gate():
+    # Moved from test_stats (the old rule preferred settled cells): now a 9/9 start (low ≈ 0.70)
+    # leads a settled 32/40 (low ≈ 0.65), however few verdicts it has.
+    counts = {"steady": (24, 40), "strong": (32, 40), "lucky": (9, 9), "mid": (15, 20), "new": (0, 0)}
+    assert router_pick(counts) == "lucky"
+    assert router_pick(counts, pinned="new") == "new"
+    assert router_pick({"steady": (24, 40), "strong": (32, 40)}) == "strong"
+    assert router_pick({"new": (0, 0)}) is None
+    assert router_pick({}) is None
+    # A tie in every figure goes to the alias, whatever the mapping's order.
+    assert router_pick({"b-model": (30, 40), "a-model": (30, 40)}) == "a-model"
+    assert router_pick({"a-model": (30, 40), "b-model": (30, 40)}) == "a-model"
+
+
+def test_prob_better_is_exact():
+    assert prob_better((5, 10), (5, 10)) == pytest.approx(0.5)
+    assert prob_better((0, 0), (0, 0)) == pytest.approx(0.5)
+    assert prob_better((60, 100), (55, 100)) + prob_better((55, 100), (60, 100)) == pytest.approx(1.0)
+    # Against seeded draws of the same posteriors.
+    rng = random.Random(7)
+    n = 100_000
+    drawn = sum(rng.betavariate(61, 41) > rng.betavariate(56, 46) for _ in range(n)) / n
+    assert prob_better((60, 100), (55, 100)) == pytest.approx(drawn, abs=0.01)
+    assert round(prob_better((60, 100), (55, 100)), 4) == 0.7616
+    assert prob_better((21, 26), (33, 80)) > 0.999
+    assert prob_better((126, 140), (100, 140)) > 0.99
+
+
+def test_from_history_turns_not_useful_into_verdicts():
+    history = {("a", "review"): (3, 1), ("a", "code"): (9, 9), ("b", "review"): (0, 2)}
+    assert from_history(history, "review", ["a", "b", "c"]) == {"a": (3, 4), "b": (0, 2), "c": (0, 0)}

@@ -8,6 +8,7 @@ from benchwarmers.bench.evidence.reports import (
     _compare,
     bench_vs_best,
     build_report,
+    explorable,
     explorer_eligible,
     exposure,
     length_bias,
@@ -22,8 +23,12 @@ def explorer(alias: str, endpoint: str) -> dict:
     return {**row(alias, f"p-{alias}"), "seat": "explorer", "endpoint": endpoint}
 
 
-def model(alias: str, *, enabled: bool = True, free: bool | None = True, gone: bool = False) -> ModelView:
-    facts = {} if free is None else {"free": (free, "listing")}
+def model(
+    alias: str, *, enabled: bool = True, free: bool | None = True, gone: bool = False, family: str | None = None
+) -> ModelView:
+    facts: dict = {} if free is None else {"free": (free, "listing")}
+    if family is not None:
+        facts["family"] = (family, "user")
     return ModelView(
         pk=1,
         alias=alias,
@@ -85,7 +90,43 @@ def test_exposure_without_explorer_seats_flags_nothing() -> None:
     shown = exposure([], {"a": "e1"})
     assert (shown["explorer_seats"], shown["warnings"]) == (0, [])
     assert shown["models"] == [
-        {"alias": "a", "endpoint": "e1", "seats": 0, "share": 0.0, "eligible": True, "flagged": False}
+        {
+            "alias": "a",
+            "endpoint": "e1",
+            "seats": 0,
+            "share": 0.0,
+            "eligible": True,
+            "can_explore": True,
+            "member_seats": 0,
+            "flagged": False,
+        }
+    ]
+
+
+def test_a_member_of_every_collection_it_could_explore_is_not_starved() -> None:
+    # The issue's case: a collection's only member sat every panel and was called starved.
+    models = {a: model(a) for a in ("e1/solo", "e1/x", "e1/y")}
+    models["e1/kin"] = model("e1/kin", family="solo-family")
+    models["e1/solo"] = model("e1/solo", family="solo-family")
+    collections = {"one": {"name": "one", "members": ["e1/solo"], "max_explorers": 1, "max_calls": None}}
+    gateway = {"max_explorers": 2, "max_calls": 5}
+    snapshot = Snapshot(version=1, models=models, collections=collections, gateway=gateway)  # type: ignore[arg-type]
+    # kin shares the member's family: seating never seats it beside solo either.
+    assert explorable(snapshot) == {"e1/solo": 0, "e1/x": 1, "e1/y": 1, "e1/kin": 0}
+    rows = [{**row("e1/solo", f"p{i}"), "endpoint": "e1"} for i in range(10)]
+    rows += [explorer("e1/x", "e1")] * 5 + [explorer("e1/y", "e1")] * 5
+    shown = exposure(rows, explorer_eligible(snapshot), explorable(snapshot))
+    assert (shown["eligible_models"], shown["fair_share"], shown["warnings"]) == (2, 0.5, [])
+    assert [(m["alias"], m["seats"], m["member_seats"], m["can_explore"], m["flagged"]) for m in shown["models"]] == [
+        ("e1/x", 5, 0, True, False),
+        ("e1/y", 5, 0, True, False),
+        ("e1/kin", 0, 0, False, False),
+        ("e1/solo", 0, 10, False, False),
+    ]
+    # Without the collections' view, the old report flagged both.
+    assert exposure(rows, explorer_eligible(snapshot))["warnings"] == [
+        "exposure: e1/kin got 0% of explorer seats, under half its fair share of 25%",
+        "exposure: e1/solo got 0% of explorer seats, under half its fair share of 25%",
     ]
 
 
@@ -101,7 +142,8 @@ def test_bench_beats_its_best_model_when_any_seat_is_useful_far_more_often() -> 
         "any_useful": 30,
         "rate": 1.0,
         "interval": [0.8865, 1.0],
-        "best": "A",  # tied with B on every count: the alias decides
+        "best": "A",  # tied with B on every count: the alias decides, and the tie is said
+        "best_detail": {"alias": "A", "separated": False, "tied": ["B"], "p_best": 0.50975},
         "best_verdicts": 30,
         "best_rate": 0.5,
         "best_interval": [0.3315, 0.6685],
@@ -186,7 +228,14 @@ def test_length_bias_warns_only_on_a_large_significant_gap() -> None:
 
 
 def test_build_report_gathers_every_warning() -> None:
-    snapshot = Snapshot(version=1, models={"e1/a": model("e1/a"), "e1/b": model("e1/b")}, shapes={"review": ""})
+    collections = {"c": {"name": "c", "members": ["e1/m"], "max_explorers": 1, "max_calls": 5}}
+    snapshot = Snapshot(
+        version=1,
+        models={"e1/a": model("e1/a"), "e1/b": model("e1/b")},
+        shapes={"review": ""},
+        collections=collections,  # type: ignore[arg-type]
+        gateway={"max_explorers": 2, "max_calls": 5},
+    )
     rows = [{**explorer("e1/a", "e1"), "shape": "review"}] * 4
     rows += [{**sized(900, True, f"l{i}"), "alias": "e1/a"} for i in range(10)]
     rows += [{**sized(10, False, f"s{i}"), "alias": "e1/b"} for i in range(10)]

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import select
 from typer.testing import CliRunner
 
+from benchwarmers.bench.evidence.primary import Primary
 from benchwarmers.bench.panels.merge import merger_candidates
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
@@ -62,12 +63,13 @@ def merger_of(client, name: str = "pair") -> tuple[str, str]:
 
 def test_merger_candidates_put_the_pinned_merger_after_the_collections():
     collection_ = {"members": ["a", "b"], "merger": "m"}
-    counts = {("b", "review"): (3, 1)}
-    assert merger_candidates(collection_, "review", counts, "p", {"review": "r", "*": "e"}) == [
+    counts = {"b": (3, 4)}
+    router = Primary("p", False, None)
+    assert merger_candidates(collection_, "review", counts, router, {"review": "r", "*": "e"}) == [
         ("m", "the collection's merger"),
         ("r", "the merger pinned for review"),
         ("e", "the merger pinned for every shape"),
-        ("b", "the member with the most useful verdicts on review"),
+        ("b", "the best evidence on review among the panel's models: 3/4 useful"),
         ("p", "the router's best for review"),
         ("a", "the first member that fits"),
     ]

@@ -14,7 +14,6 @@ from benchwarmers.bench.evidence.stats import (
     bradley_terry,
     maturity,
     pairwise_outcomes,
-    router_pick,
     thompson_draw,
     wilson,
 )
@@ -151,28 +150,6 @@ def test_cell_of_derives_interval_and_maturity() -> None:
     assert cell.maturity == "provisional"
     assert cell.not_useful == 2
     assert cell.rate == 0.8
-
-
-def test_router_pick_order() -> None:
-    settled_ok = Cell.of("steady", "code", useful=24, verdicts=40)  # low ≈ 0.45
-    settled_good = Cell.of("strong", "code", useful=32, verdicts=40)  # low ≈ 0.65
-    hot_start = Cell.of("lucky", "code", useful=9, verdicts=9)  # preliminary, low ≈ 0.70
-    provisional = Cell.of("mid", "code", useful=15, verdicts=20)
-    empty = Cell.of("new", "code", useful=0, verdicts=0)
-
-    assert router_pick([settled_ok, settled_good, hot_start, provisional, empty]) == "strong"
-    assert router_pick([settled_ok, settled_good], pinned="new") == "new"
-    # No settled cell: best lower bound among those with any verdicts.
-    assert router_pick([hot_start, provisional, empty]) == "lucky"
-    assert router_pick([provisional, empty]) == "mid"
-    assert router_pick([empty]) is None
-    assert router_pick([]) is None
-
-
-def test_router_pick_tie_is_stable() -> None:
-    a = Cell.of("b-model", "x", useful=30, verdicts=40)
-    b = Cell.of("a-model", "x", useful=30, verdicts=40)
-    assert router_pick([a, b]) == router_pick([b, a]) == "a-model"
 
 
 def test_thompson_draw_follows_evidence() -> None:

@@ -25,6 +25,7 @@ def _options(
     merger: str | None,
     max_explorers: int | None,
     max_calls: int | None,
+    auto_swap: bool | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -35,6 +36,7 @@ def _options(
         "merger": merger,
         "max_explorers": max_explorers,
         "max_calls": max_calls,
+        "auto_swap": auto_swap,
     }
 
 
@@ -48,6 +50,11 @@ REPLY = typer.Option(
 MERGER = typer.Option(None, "--merger", help="model alias that merges answers in merged mode")
 MAX_EXPLORERS = typer.Option(None, "--max-explorers", help="explorer seats at most (default 2)")
 MAX_CALLS = typer.Option(None, "--max-calls", help="seats at most, members included (default 5)")
+AUTO_SWAP = typer.Option(
+    None,
+    "--auto-swap/--no-auto-swap",
+    help="let the bench swap a member for a decisively better explorer itself (see `benchwarmers advise`)",
+)
 
 
 @app.command("add")
@@ -63,9 +70,10 @@ async def add(
     merger: str = MERGER,
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
+    auto_swap: bool = AUTO_SWAP,
 ) -> None:
     """Create a collection."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
     console.print(
@@ -94,9 +102,10 @@ async def edit(
     merger: str = MERGER,
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
+    auto_swap: bool = AUTO_SWAP,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls)
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
     await _warn(bench, edited)

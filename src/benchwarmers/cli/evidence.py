@@ -1,4 +1,4 @@
-"""`benchwarmers leaderboard`, `benchwarmers report` and `benchwarmers role`: what the verdicts say."""
+"""`benchwarmers leaderboard`, `report`, `advise` and `role`: what the verdicts say."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 
 from benchwarmers.bench.evidence import board as evidence
 from benchwarmers.bench.evidence import roles as roles_admin
+from benchwarmers.bench.evidence.advice import advice_report
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import EVERY_SHAPE
@@ -41,10 +42,30 @@ def _best_line(board: dict[str, Any]) -> str:
     shape = board["shape"]
     if board["primary"] is None:
         return f"best for {shape}: none yet (no verdicts on a model that can sit)"
-    line = f"best for {shape}: {board['primary']} ({board['primary_by']})"
+    doubt = _doubt(board["best"]) if board["primary_by"] == "evidence" else ""
+    line = f"best for {shape}: {board['primary']} ({board['primary_by']}{doubt})"
     if board["pinned"] and board["primary_by"] != "pinned":
         line += f"; pinned {board['pinned']} is not used: it is gone, disabled or retiring"
     return line
+
+
+def _doubt(best: dict[str, Any] | None) -> str:
+    """'; P(best) = 0.83; tied with Y, Z' for the evidence's best (bench/evidence/posterior.py)."""
+    if best is None:
+        return ""
+    parts = [] if best["p_best"] is None else [f"P(best) = {best['p_best']:.2f}"]
+    if not best["separated"]:
+        parts.append("tied with " + ", ".join(best["tied"]))
+    return "".join(f"; {p}" for p in parts)
+
+
+def _best_cell(entry: dict[str, Any]) -> str:
+    """The report's best model: `X`, or `X (P(best) = 0.62; tied with Y)` when not separated."""
+    best = entry["best_detail"]
+    if best is None:
+        return "–"
+    doubt = _doubt(best).removeprefix("; ")
+    return f"{best['alias']} ({doubt})" if doubt and not best["separated"] else best["alias"]
 
 
 @with_bench
@@ -121,6 +142,31 @@ def _verdicts(model: dict[str, Any]) -> str:
 
 
 @with_bench
+async def advise(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
+    """Advice per collection and shape: explorers that beat a member, failing members, thin evidence."""
+    data = await advice_report(bench.state)
+    if as_json:
+        print_json(data)
+        return
+    if not data["advice"]:
+        console.print(
+            "no advice: no explorer beats a member, no member keeps failing, every shape has evidence", markup=False
+        )
+        return
+    limits = data["thresholds"]
+    table(
+        f"advice · swaps at P ≥ {limits['advise_p']:g} with {limits['min_verdicts']} verdicts each",
+        ["collection", "shape", "kind", "advice"],
+        [(f"bench/{a['collection']}", a["shape"] or "–", a["kind"], a["text"]) for a in data["advice"]],
+    )
+    if data["auto_swap"]:
+        hint(
+            f"auto_swap is on for {', '.join(data['auto_swap'])}: the bench makes a swap itself at "
+            f"P ≥ {data['thresholds']['swap_p']:g} with {data['thresholds']['swap_min_verdicts']} verdicts each"
+        )
+
+
+@with_bench
 async def report(
     bench: Bench,
     days: float = typer.Option(REPORT_DAYS, "--days", help="the window, in days"),
@@ -135,14 +181,15 @@ async def report(
     table(
         f"explorer seats, last {days:g} days · {shown['explorer_seats']} seats, {shown['eligible_models']} eligible "
         f"models, fair share {_pct(shown['fair_share'])}",
-        ["model", "endpoint", "seats", "share", "eligible", "flag"],
+        ["model", "endpoint", "seats", "share", "eligible", "member seats", "flag"],
         [
             (
                 m["alias"],
                 m["endpoint"],
                 m["seats"],
                 _pct(m["share"]),
-                "yes" if m["eligible"] else "no",
+                ("yes" if m["can_explore"] else "member only") if m["eligible"] else "no",
+                m["member_seats"],
                 "below half fair share" if m["flagged"] else "",
             )
             for m in shown["models"]
@@ -181,7 +228,7 @@ async def report(
                 b["judged_panels"],
                 _pct(b["rate"]),
                 _span(b["interval"]) if b["judged_panels"] else "–",
-                b["best"] or "–",
+                _best_cell(b),
                 _pct(b["best_rate"]),
                 _span(b["best_interval"]),
                 b["verdict"],

@@ -137,6 +137,12 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
     if merger and merger["status"] == "ok":
         # `content` is the merger's answer; on a failed merge it is every seat again, so it is left out.
         lines += [f"## merged answer · {merger['alias']} · call {merger['call']}", "", content.strip(), ""]
+    if merger and merger.get("chosen_as"):
+        # Why this merger, ties included: the evidence's best is often not separated.
+        lines += [f"Merger {merger['alias']} chosen as {merger['chosen_as']}.", ""]
+    picked = bench.get("picked") or None
+    if picked:
+        lines += [f"Picked {picked['alias']} (call {picked['call']}) as {picked['why']}.", ""]
     for seat in seats:
         label = str(seat["call"]).rpartition(".")[2] or seat["seat"]  # member1, explorer2: as in the call id
         lines.append(f"## {label} · {seat['alias']} · {seat['status']} · {float(seat['seconds']):.1f}s")

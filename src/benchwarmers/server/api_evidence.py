@@ -1,4 +1,4 @@
-"""`/api/leaderboard` and `/api/reports`: the evidence for the dashboard (admin only)."""
+"""`/api/leaderboard`, `/api/reports` and `/api/advice`: the evidence for the dashboard (admin only)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
+from benchwarmers.bench.evidence.advice import advice_report
 from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
 from benchwarmers.server.deps import BenchDep, admin_router
@@ -32,3 +33,10 @@ async def get_leaderboard(
 @router.get("/api/reports")
 async def get_reports(bench: BenchDep, days: Days = None) -> Response:
     return json_response({"object": "reports", **await honesty_report(bench.state, days or REPORT_DAYS)})
+
+
+@router.get("/api/advice")
+async def get_advice(bench: BenchDep) -> Response:
+    """Per collection and shape: an explorer that beats a member (with P), members that keep
+    failing, shapes with too little evidence (bench/evidence/advice.py)."""
+    return json_response({"object": "advice", **await advice_report(bench.state)})

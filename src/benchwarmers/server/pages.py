@@ -31,6 +31,7 @@ from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.evidence import cost as bench_cost
+from benchwarmers.bench.evidence.advice import advice
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
@@ -243,6 +244,7 @@ async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None)
         day_choices=LEADERBOARD_DAYS,
         bar=views.bar,
         cost=await bench_cost.cost_report(bench.state, days=None if days is None else math.ceil(days)),
+        advice=await advice(bench.state),
     )
 
 

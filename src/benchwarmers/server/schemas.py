@@ -73,6 +73,11 @@ class CollectionFields(Body):
     merger: str | None = Field(None, description="The roster alias that merges answers; null lets the bench pick.")
     max_explorers: SeatCount | None = Field(None, description="Explorer seats at most; null uses the gateway's.")
     max_calls: SeatCount | None = Field(None, description="Calls per panel at most; null uses the gateway's.")
+    auto_swap: bool | None = Field(
+        None,
+        description="Let the bench swap a member for an explorer itself when the evidence is decisive "
+        "(P >= 0.99, 30 verdicts each; logged, reversible); default false.",
+    )
 
 
 class CollectionCreate(CollectionFields):

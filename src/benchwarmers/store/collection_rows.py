@@ -25,6 +25,7 @@ def collection_fields(collection: Mapping[str, Any]) -> CollectionFields:
         "merger": collection["merger"],
         "max_explorers": collection["max_explorers"],
         "max_calls": collection["max_calls"],
+        "auto_swap": bool(collection.get("auto_swap", False)),
     }
 
 

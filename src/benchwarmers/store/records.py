@@ -23,6 +23,7 @@ class CollectionFields(TypedDict):
     merger: str | None
     max_explorers: int | None  # None: the gateway's limit
     max_calls: int | None
+    auto_swap: bool  # the bench swaps a member for a decisively better explorer itself
 
 
 class Collection(CollectionFields):

@@ -20,6 +20,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
     text,
 )
 
@@ -99,6 +100,8 @@ collections = Table(
     Column("merger", String(300)),
     Column("max_explorers", Integer),
     Column("max_calls", Integer),
+    # The bench swaps a member for a better explorer itself (bench/evidence/swaps.py).
+    Column("auto_swap", Boolean, nullable=False, default=False, server_default=false()),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
 )

@@ -5,10 +5,10 @@ these answers) and a decision model labels prompts. A standing's useful rate car
 interval; pairwise Bradley–Terry strengths (a useful answer beats a not-useful one in the same
 panel; among useful ones, fewer false claims wins) are reported beside it, never instead of it.
 
-The router's pick for a shape is the best Wilson lower bound among settled cells, else among
-cells with any verdicts, restricted to models that could sit today (on the roster, enabled, not
-retiring). A user's pinned primary (`roles`: role "primary", shape, alias) wins while that model
-can sit.
+The router's pick for a shape is the best by the one evidence rule (bench/evidence/posterior.py:
+the interval's lower end, no verdict gate), among models that could sit today (on the roster,
+enabled, not retiring), with its ties said. A user's pinned primary (`roles`: role "primary",
+shape, alias) wins while that model can sit.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import hashlib
 import random
 import statistics
 import time
-import weakref
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.evidence.posterior import Best, best_of, order_key
 from benchwarmers.bench.evidence.stats import (
     Cell,
     Judged,
@@ -35,7 +35,6 @@ from benchwarmers.bench.evidence.stats import (
     nearest_rank,
     pairwise_outcomes,
     rank_ranges,
-    router_pick,
     wilson,
 )
 from benchwarmers.bench.evidence.stats import maturity as maturity_of
@@ -161,6 +160,7 @@ class Board:
     pick: str | None  # the evidence's choice
     pinned: str | None  # the user's pin, whether or not it can be used today
     primary: str | None  # what the router uses: a usable pin, else the pick
+    best: Best | None = None  # the pick with its ties and P(best), among models that can sit
 
     @property
     def primary_by(self) -> str | None:
@@ -174,6 +174,7 @@ class Board:
             "primary": self.primary,
             "primary_by": self.primary_by,
             "pick": self.pick,
+            "best": None if self.best is None else self.best.as_json(),
             "pinned": self.pinned,
             "panels": self.panels,
             "judged_panels": self.judged_panels,
@@ -196,9 +197,10 @@ def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def rank_key(standing: Standing) -> tuple[bool, float, int, int, str]:
-    """The router's order: judged before unjudged, higher lower bound, more verdicts, more useful."""
-    return (standing.verdicts == 0, -standing.low, -standing.verdicts, -standing.useful, standing.alias)
+def rank_key(standing: Standing) -> tuple[bool, float, float, int, str]:
+    """The router's order (posterior.order_key): judged first, then the interval's lower end, the
+    rate, the verdicts; alias last so the order is stable."""
+    return (standing.verdicts == 0, *order_key(standing.useful, standing.verdicts), standing.alias)
 
 
 def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> Standing:
@@ -293,7 +295,10 @@ def build_board(
             standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
         standings.append(standing)
     standings = with_ranks(sorted(standings, key=rank_key))
-    pick = router_pick([s.cell() for s in standings if s.alias in pickable])
+    counts = {s.alias: (s.useful, s.verdicts) for s in standings if s.alias in pickable}
+    # Seeded: the same evidence always shows the same P(best).
+    best = best_of(counts, rng=random.Random(seed))
+    pick = best.alias if best is not None else None
     return Board(
         shape=shape,
         standings=tuple(standings),
@@ -303,6 +308,7 @@ def build_board(
         pick=pick,
         pinned=pinned,
         primary=pinned if pinned in pickable else pick,
+        best=best,
     )
 
 
@@ -363,50 +369,6 @@ async def leaderboard(
 
     # The bootstrap is CPU work: keep the event loop serving panels meanwhile.
     return await asyncio.to_thread(build)
-
-
-# -- the router's primary, cheap enough to ask on every merged panel -----------------------------
-
-
-@dataclass(frozen=True)
-class _Primaries:
-    key: tuple[int, int]  # (config version, newest verdict id)
-    by_shape: dict[str, str | None]
-
-
-_PRIMARIES: weakref.WeakKeyDictionary[BenchState, _Primaries] = weakref.WeakKeyDictionary()
-
-
-def primaries(
-    counts: Mapping[tuple[str, str], tuple[int, int]], pins: Mapping[str, str], usable: frozenset[str] | set[str]
-) -> dict[str, str | None]:
-    """shape → primary from (alias, shape) → (useful, verdicts) counts and the pins (pure)."""
-    cells: dict[str, list[Cell]] = defaultdict(list)
-    for (alias, shape), (useful, verdicts) in counts.items():
-        if alias in usable:
-            cells[shape].append(Cell.of(alias, shape, useful, verdicts))
-    shapes = set(cells) | set(pins)
-    return {
-        shape: router_pick(cells.get(shape, []), pinned=pins[shape] if pins.get(shape) in usable else None)
-        for shape in shapes
-    }
-
-
-async def primary_for(state: BenchState, shape: str) -> str | None:
-    """The model the router uses for `shape`: a usable pinned primary, else the evidence's pick.
-
-    Recomputed only when the config or the verdicts move (two cheap queries otherwise).
-    """
-    snapshot = await state.snapshot()
-    async with state.read() as conn:
-        key = (snapshot.version, await store.newest_verdict(conn))
-        cached = _PRIMARIES.get(state)
-        if cached is None or cached.key != key:
-            counts = await store.judged_counts(conn)
-            pins = {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
-            cached = _Primaries(key, primaries(counts, pins, pickable(snapshot)))
-            _PRIMARIES[state] = cached
-    return cached.by_shape.get(shape)
 
 
 # -- export -----------------------------------------------------------------------------------

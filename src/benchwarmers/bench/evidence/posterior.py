@@ -18,6 +18,7 @@ Pure: counts in, numbers out; chance arrives as a seeded `random.Random`.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from benchwarmers.bench.evidence.stats import wilson
 
 Counts = tuple[int, int]  # (useful, verdicts)
+Key = tuple[str, str]  # (alias, shape)
 DRAWS = 4000  # posterior draws for P(best): the probability's error is under 0.01
 SEPARATED_P = 0.95  # a best whose P(best) is at least this is "separated" where P(best) is known
 
@@ -122,3 +124,40 @@ def tie_note(order: Sequence[str], counts: Mapping[str, Counts]) -> str:
     if best is None or not best.tie or best.alias != (order[0] if order else None):
         return ""
     return f"; tied with {', '.join(best.tied)} (intervals overlap)"
+
+
+def router_pick(counts: Mapping[str, Counts], pinned: str | None = None) -> str | None:
+    """The primary model for a shape: the user's pin, else the best by the rule (no verdict gate)."""
+    if pinned:
+        return pinned
+    best = best_of(counts)
+    return best.alias if best is not None else None
+
+
+def from_history(counts: Mapping[Key, tuple[int, int]], shape: str, aliases: Iterable[str]) -> dict[str, Counts]:
+    """alias → (useful, verdicts) on `shape` for `aliases`, from SeatHistory.counts, which holds
+    (useful, not useful): the one place the per-panel paths read the seat history's counts."""
+    found: dict[str, Counts] = {}
+    for alias in aliases:
+        good, bad = counts.get((alias, shape), (0, 0))
+        found[alias] = (good, good + bad)
+    return found
+
+
+def _log_beta(a: float, b: float) -> float:
+    return math.lgamma(a) + math.lgamma(b) - math.lgamma(a + b)
+
+
+def prob_better(a: Counts, b: Counts) -> float:
+    """Posterior probability that a's useful rate is above b's (uniform Beta priors), exactly:
+    P(X > Y) for X ~ Beta(1 + useful_a, 1 + not_a), Y ~ Beta(1 + useful_b, 1 + not_b), by the
+    closed form for integer parameters (a sum of one term per useful verdict of a)."""
+    alpha_x, beta_x = a[0] + 1, a[1] - a[0] + 1
+    alpha_y, beta_y = b[0] + 1, b[1] - b[0] + 1
+    base = _log_beta(alpha_y, beta_y)
+    total = 0.0
+    for i in range(alpha_x):
+        total += math.exp(
+            _log_beta(alpha_y + i, beta_x + beta_y) - math.log(beta_x + i) - _log_beta(1 + i, beta_x) - base
+        )
+    return min(1.0, max(0.0, total))

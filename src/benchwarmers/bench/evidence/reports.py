@@ -6,9 +6,13 @@ All four read the seated seats of one window (default the last 30 days):
   could be an explorer today: enabled, free, not retiring, no unacknowledged went-paid alert. Its
   fair share is 1 / (eligible models); an endpoint's is its eligible models / (eligible models).
   An eligible model or endpoint below half its fair share is flagged: it is starved of evidence.
+  A model that can explore no collection (a member, or of a member's family, in every collection
+  with explorer seats) sits its panels as a member: it is not eligible here, never flagged, and
+  its member seats are shown beside.
 - **Bench vs best.** Per shape, the share of judged panels (at least one seat judged) where any
   seat was judged useful, against the useful rate of the best single model (the router's pick
-  from the same window). Both carry 95% Wilson intervals; one is called ahead only when the
+  from the same window, by the one evidence rule, posterior.py; `best_detail` says whether it is
+  separated, its tied set and P(best)). Both carry 95% Wilson intervals; one is called ahead only when the
   intervals do not overlap.
 - **Verdicts per key.** Who judges (`verdicts.caller`). A warning when one key gave more than
   half the verdicts while more than one caller used the bench in the window: the rankings then
@@ -23,13 +27,17 @@ All four read the seated seats of one window (default the last 30 days):
 from __future__ import annotations
 
 import math
+import random
 import statistics
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.evidence.board import board_shapes, pickable, since_days, standing_of
-from benchwarmers.bench.evidence.stats import router_pick, wilson
+from benchwarmers.bench.evidence.board import SEED, board_shapes, pickable, since_days, standing_of
+from benchwarmers.bench.evidence.posterior import best_of
+from benchwarmers.bench.evidence.stats import wilson
+from benchwarmers.bench.panels.prepare import seat_limits
+from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store import evidence as store
 
@@ -57,17 +65,45 @@ def explorer_eligible(snapshot: Snapshot) -> dict[str, str]:
     }
 
 
-def exposure(rows: Iterable[Row], eligible: Mapping[str, str]) -> dict[str, Any]:
+def explorable(snapshot: Snapshot) -> dict[str, int]:
+    """alias → how many collections it could explore: ones with explorer seats where it is not a
+    member and not of a member's family (seating never seats those)."""
+    found: dict[str, int] = dict.fromkeys(snapshot.models, 0)
+    for collection in snapshot.collections.values():
+        members = [a for a in collection["members"] if a in snapshot.models]
+        max_explorers, max_calls = seat_limits(collection, snapshot.gateway)
+        if explorer_count(len(members), max_explorers, max_calls) <= 0:
+            continue
+        families = {_family(snapshot, a) for a in members}
+        for alias in snapshot.models:
+            if alias not in members and _family(snapshot, alias) not in families:
+                found[alias] += 1
+    return found
+
+
+def _family(snapshot: Snapshot, alias: str) -> str:
+    return ((snapshot.models[alias].family or "").strip() or alias).casefold()
+
+
+def exposure(
+    rows: Iterable[Row], eligible: Mapping[str, str], explores: Mapping[str, int] | None = None
+) -> dict[str, Any]:
+    """Explorer seats per model and endpoint against their fair share. `explores` (alias →
+    collections it could explore): a model that can explore none (a member, or of a member's
+    family, in every collection with explorer seats) is not starved and takes no share."""
+    rows = list(rows)
     explorers = [r for r in rows if r["seat"] == "explorer"]
+    members = Counter(r["alias"] for r in rows if r["seat"] == "member")
     total = len(explorers)
     seats = Counter(r["alias"] for r in explorers)
     endpoint_of = {**{r["alias"]: r["endpoint"] for r in explorers}, **eligible}
-    fair = 1 / len(eligible) if eligible else None
+    can = {a: e for a, e in eligible.items() if explores is None or explores.get(a, 0) > 0}
+    fair = 1 / len(can) if can else None
     warnings: list[str] = []
     models = []
     for alias in sorted(set(seats) | set(eligible), key=lambda a: (-seats[a], a)):
         share = seats[alias] / total if total else 0.0
-        flagged = bool(total and fair and alias in eligible and share < fair / 2)
+        flagged = bool(total and fair and alias in can and share < fair / 2)
         if flagged:
             warnings.append(
                 f"exposure: {alias} got {_pct(share)} of explorer seats, under half its fair share of {_pct(fair or 0)}"
@@ -79,15 +115,17 @@ def exposure(rows: Iterable[Row], eligible: Mapping[str, str]) -> dict[str, Any]
                 "seats": seats[alias],
                 "share": round(share, 4),
                 "eligible": alias in eligible,
+                "can_explore": alias in can,
+                "member_seats": members[alias],
                 "flagged": flagged,
             }
         )
     per_endpoint = Counter(r["endpoint"] for r in explorers)
-    eligible_on = Counter(eligible.values())
+    eligible_on = Counter(can.values())
     endpoints = []
     for endpoint in sorted(set(per_endpoint) | set(eligible_on), key=lambda e: (-per_endpoint[e], e)):
         share = per_endpoint[endpoint] / total if total else 0.0
-        endpoint_fair = eligible_on[endpoint] / len(eligible) if eligible else 0.0
+        endpoint_fair = eligible_on[endpoint] / len(can) if can else 0.0
         flagged = bool(total and endpoint_fair and share < endpoint_fair / 2)
         if flagged:
             warnings.append(
@@ -106,7 +144,7 @@ def exposure(rows: Iterable[Row], eligible: Mapping[str, str]) -> dict[str, Any]
         )
     return {
         "explorer_seats": total,
-        "eligible_models": len(eligible),
+        "eligible_models": len(can),
         "fair_share": None if fair is None else round(fair, 4),
         "models": models,
         "endpoints": endpoints,
@@ -135,7 +173,10 @@ def bench_vs_best(rows: Sequence[Row], shapes: Sequence[str], usable: frozenset[
         for r in own:
             by_alias[r["alias"]].append(r)
         standings = {a: standing_of(a, shape, seats) for a, seats in by_alias.items()}
-        best = router_pick([s.cell() for a, s in standings.items() if a in usable])
+        found = best_of(
+            {a: (s.useful, s.verdicts) for a, s in standings.items() if a in usable}, rng=random.Random(SEED)
+        )
+        best = found.alias if found is not None else None
         any_useful = sum(judged.values())
         interval = wilson(any_useful, len(judged))
         entry: dict[str, Any] = {
@@ -145,6 +186,7 @@ def bench_vs_best(rows: Sequence[Row], shapes: Sequence[str], usable: frozenset[
             "rate": round(any_useful / len(judged), 4) if judged else None,
             "interval": [round(interval[0], 4), round(interval[1], 4)],
             "best": best,
+            "best_detail": None if found is None else found.as_json(),
             "best_verdicts": None,
             "best_rate": None,
             "best_interval": None,
@@ -239,7 +281,7 @@ def _length_warnings(entries: Iterable[dict[str, Any]]) -> list[str]:
 def build_report(rows: Sequence[Row], snapshot: Snapshot, days: float, since: float | None) -> dict[str, Any]:
     """All four reports from one window's seat rows (pure)."""
     shapes = board_shapes(snapshot, {r["shape"] for r in rows})
-    shown = exposure(rows, explorer_eligible(snapshot))
+    shown = exposure(rows, explorer_eligible(snapshot), explorable(snapshot))
     keys = verdicts_by_key(rows)
     lengths = length_bias(rows, shapes)
     return {

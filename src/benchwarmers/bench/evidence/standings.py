@@ -17,11 +17,11 @@ from benchwarmers.bench.evidence.board import (
     Standing,
     board_shapes,
     error_kinds,
-    primary_for,
     rank_key,
     since_days,
     with_ranks,
 )
+from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.stats import maturity, nearest_rank, wilson
 from benchwarmers.store import counts
 
@@ -34,6 +34,12 @@ class ShapeStandings:
     shape: str
     standings: tuple[Standing, ...]
     primary: str | None  # who the router uses for this shape (a usable pin, else the evidence's pick)
+    chosen: Primary | None = None  # the same, with why: pinned, or the evidence and its ties
+
+    @property
+    def tie_note(self) -> str:
+        """'tied with Y, Z (intervals overlap)' when the evidence's best is not separated, else ''."""
+        return self.chosen.tie_note.removeprefix("; ") if self.chosen is not None else ""
 
 
 def standing_of_counts(row: dict[str, Any], figures: dict[str, Any] | None = None) -> Standing:
@@ -71,7 +77,9 @@ async def standings(state: BenchState, days: float | None = None) -> list[ShapeS
     by_shape: dict[str, list[Standing]] = defaultdict(list)
     for row in rows:
         by_shape[row["shape"]].append(standing_of_counts(row, figures.get((row["alias"], row["shape"]))))
-    return [
-        ShapeStandings(shape, tuple(with_ranks(sorted(by_shape[shape], key=rank_key))), await primary_for(state, shape))
-        for shape in board_shapes(snapshot, by_shape)
-    ]
+    found = []
+    for shape in board_shapes(snapshot, by_shape):
+        chosen = await primary_of(state, shape)
+        ranked = tuple(with_ranks(sorted(by_shape[shape], key=rank_key)))
+        found.append(ShapeStandings(shape, ranked, chosen.alias if chosen else None, chosen))
+    return found

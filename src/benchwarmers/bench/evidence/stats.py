@@ -1,4 +1,4 @@
-"""Evidence arithmetic: intervals, maturity, pairwise strengths and the router's pick.
+"""Evidence arithmetic: intervals, maturity, pairwise strengths (who is best: posterior.py).
 
 Everything here is pure: counts in, numbers out. Randomness comes in as a
 `random.Random` so results are reproducible for a given seed.
@@ -191,24 +191,6 @@ class Cell:
         """Build a cell from counts, deriving its interval and maturity."""
         low, high = wilson(useful, verdicts)
         return cls(alias, shape, verdicts, useful, low, high, maturity(verdicts))
-
-
-def _best(cells: Sequence[Cell]) -> str | None:
-    if not cells:
-        return None
-    # Ties go to more verdicts, then more useful ones; alias last so the pick is stable.
-    best = min(cells, key=lambda c: (-c.low, -c.verdicts, -c.useful, c.alias))
-    return best.alias
-
-
-def router_pick(cells: Sequence[Cell], pinned: str | None = None) -> str | None:
-    """The primary model for a shape: pinned, else best settled, else best with any evidence."""
-    if pinned:
-        return pinned
-    settled = [c for c in cells if c.maturity == "settled"]
-    if settled:
-        return _best(settled)
-    return _best([c for c in cells if c.verdicts >= 1])
 
 
 def nearest_rank(values: Iterable[float], q: float) -> float | None:

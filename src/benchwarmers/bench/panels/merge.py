@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchwarmers.bench.evidence.posterior import Counts, best_among, tie_note
+from benchwarmers.bench.evidence.primary import Primary
 from benchwarmers.bench.panels.parse import estimate_tokens
 from benchwarmers.bench.snapshot import EVERY_SHAPE, Snapshot
 from benchwarmers.store.records import CollectionFields
@@ -39,13 +41,17 @@ class MergerPlan:
 def merger_candidates(
     collection: CollectionFields,
     shape: str,
-    useful_counts: dict[tuple[str, str], tuple[int, int]],
-    primary: str | None,
+    counts: Mapping[str, Counts],
+    primary: Primary | None,
     pinned: Mapping[str, str] | None = None,
+    seated: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
-    """(alias, rule) in the order the rules are tried; duplicates dropped. `pinned` is the merger
-    role: shape (or EVERY_SHAPE) → alias. The pick reply ranks seats by the same order, without
-    the merger role (bench/panels/pick.py)."""
+    """(alias, rule) in the order the rules are tried; duplicates dropped. `counts` is alias →
+    (useful, verdicts) on `shape`; `seated` the panel's seats beside the members (explorers);
+    `pinned` the merger role: shape (or EVERY_SHAPE) → alias. The user's choices come first (the
+    collection's merger, the merger role, a pinned primary), then the evidence's order of the
+    panel's models (posterior.py, ties said), then the router's best, then the members. The pick
+    reply ranks seats by the same order, without the merger role (bench/panels/pick.py)."""
     ordered: list[tuple[str, str]] = []
     if merger := collection.get("merger"):
         ordered.append((merger, "the collection's merger"))
@@ -54,13 +60,20 @@ def merger_candidates(
         ordered.append((alias, f"the merger pinned for {shape}"))
     if alias := pinned.get(EVERY_SHAPE):
         ordered.append((alias, "the merger pinned for every shape"))
+    if primary is not None and primary.pinned:
+        ordered.append((primary.alias, f"the primary pinned for {shape}"))
     members = collection["members"]
-    useful = [(useful_counts.get((m, shape), (0, 0))[0], -i, m) for i, m in enumerate(members)]
-    best = max(useful, default=(0, 0, None))
-    if best[0] > 0 and best[2] is not None:
-        ordered.append((best[2], f"the member with the most useful verdicts on {shape}"))
-    if primary:
-        ordered.append((primary, f"the router's best for {shape}"))
+    judged = [a for a in best_among([*members, *seated], counts) if counts.get(a, (0, 0))[1] > 0]
+    # Only models with a useful verdict: 0/4 is evidence against, not a reason to come before a member.
+    by_evidence = [a for a in judged if counts[a][0] > 0]
+    for i, alias in enumerate(by_evidence):
+        useful, verdicts = counts[alias]
+        rule = "the best evidence" if i == 0 else "the next best evidence"
+        # The cheap interval test, never P(best): this runs on every panel.
+        tie = tie_note(judged[judged.index(alias) :], counts)
+        ordered.append((alias, f"{rule} on {shape} among the panel's models: {useful}/{verdicts} useful{tie}"))
+    if primary is not None and not primary.pinned:
+        ordered.append((primary.alias, f"the router's best for {shape}{primary.tie_note}"))
     ordered += [(m, "the first member that fits") for m in members]
     first: dict[str, str] = {}
     for alias, rule in ordered:

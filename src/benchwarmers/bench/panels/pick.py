@@ -1,8 +1,10 @@
 """The pick reply: one seat's own message, for callers that need one (tools, JSON, `:pick`).
 
 Every seat still runs and is recorded; the reply carries the message of one seat that answered
-validly for the request, chosen in the merger's order (the collection's choice, the best on the
-shape by evidence, the router's pick, the first member), then the other seats as listed. Valid:
+validly for the request, chosen in the merger's order (the collection's merger, a pinned primary,
+then the panel's seats, explorers included, best evidence on the shape first by the one rule in
+bench/evidence/posterior.py, then the router's pick, the first member), then the other seats as
+listed: the pick is the best-evidenced valid seat unless the user chose otherwise. Valid:
 a `json_schema` answer validates against the schema, a `json_object` answer parses as an object, a
 tool call names a tool of the request with arguments that parse. When none is valid, the first
 seat that answered is picked and the note says so: the caller's own validation then fails as it

@@ -225,6 +225,7 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "merger": None,
         "max_explorers": 0,
         "max_calls": 1,
+        "auto_swap": False,
         "created_at": 0.0,
     }
 

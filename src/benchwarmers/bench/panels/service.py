@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.caller import Caller
-from benchwarmers.bench.evidence.board import primary_for
+from benchwarmers.bench.evidence.posterior import from_history
+from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.roles import MERGER
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
@@ -292,8 +293,13 @@ class Panels:
             merged = await self._merge(panel, outcomes, snapshot, timeout, secrets)
         picked: Picked | None = None
         if panel.reply == "pick":
+            seated = [o.alias for o in outcomes if o.seat in calls.SEATED_KINDS]
             order = merger_candidates(
-                panel.collection, panel.shape, self.state.history.counts, await self.primary(panel.shape)
+                panel.collection,
+                panel.shape,
+                self.counts(panel, seated),
+                await self.primary(panel.shape),
+                seated=seated,
             )
             picked = pick_seat(order, outcomes, panel.checks)
         extra = [*([merged.outcome] if merged and merged.outcome else []), *panel.decisions]
@@ -327,12 +333,14 @@ class Panels:
         ]
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
+        seated = [o.alias for o in outcomes if o.status == "ok" and o.seat in calls.SEATED_KINDS]
         candidates = merger_candidates(
             panel.collection,
             panel.shape,
-            self.state.history.counts,
+            self.counts(panel, seated),
             await self.primary(panel.shape),
             snapshot.roles.get(MERGER),
+            seated=seated,
         )
         request = request_text(panel.stored["messages"])
         plan = plan_merger(candidates, snapshot, request, answers, self.rng, time.time())
@@ -363,9 +371,13 @@ class Panels:
             merged.note = f"the merger {plan.alias} gave an empty answer, so here is every answer"
         return merged
 
-    async def primary(self, shape: str) -> str | None:
+    async def primary(self, shape: str) -> Primary | None:
         """The router's best model for a shape (pinned role, else evidence); None when unknown."""
-        return await primary_for(self.state, shape)
+        return await primary_of(self.state, shape)
+
+    def counts(self, panel: PreparedPanel, seated: list[str]) -> dict[str, tuple[int, int]]:
+        """alias → (useful, verdicts) on the panel's shape for its members and `seated`."""
+        return from_history(self.state.history.counts, panel.shape, [*panel.collection["members"], *seated])
 
     def build_reply(
         self,

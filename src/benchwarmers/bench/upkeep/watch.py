@@ -1,6 +1,7 @@
 """The watch that runs inside `benchwarmers serve`: every minute it probes the retired models whose
 turn has come (bench/upkeep/probe.py), and every ten minutes it checks the verdicts owed
-(bench/upkeep/owed.py).
+(bench/upkeep/owed.py) and makes the decisive swaps of collections with auto_swap on
+(bench/evidence/swaps.py).
 
 The clock and the sleep are injectable: tests drive it without waiting. Nothing it meets stops it
 (a database away for a moment, a provider that hangs up), and nothing it does can stop the server.
@@ -14,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.evidence.swaps import SWAP_EVERY, auto_swap
 from benchwarmers.bench.upkeep.background import BackgroundJob
 from benchwarmers.bench.upkeep.owed import check_owed
 from benchwarmers.bench.upkeep.probe import probe_due
@@ -38,12 +40,15 @@ class Watch(BackgroundJob):
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
         tick: float = TICK,
         owed_every: float = OWED_EVERY,
+        swap_every: float = SWAP_EVERY,
     ) -> None:
         self.state = state
         self.clock = clock
         self.sleep = sleep
         self.tick = tick
         self.owed_every = owed_every
+        self.swap_every = swap_every
+        self._swap_due = 0.0
         self.rounds = 0
         self.failures = 0
         self._owed_due = 0.0  # at once on start
@@ -61,6 +66,9 @@ class Watch(BackgroundJob):
         if now >= self._owed_due:
             self._owed_due = now + self.owed_every
             await self._guarded(self._owed(now))
+        if now >= self._swap_due:
+            self._swap_due = now + self.swap_every
+            await self._guarded(self._swaps())
         self.rounds += 1
 
     async def _probe(self, now: float) -> None:
@@ -73,6 +81,12 @@ class Watch(BackgroundJob):
     async def _owed(self, now: float) -> None:
         if changed := await check_owed(self.state, now):
             log.info("verdicts-owed alert %s", changed)
+
+    async def _swaps(self) -> None:
+        for swap in await auto_swap(self.state):
+            log.info(
+                "auto_swap: %s replaces %s (P = %s on %s)", swap["explorer"], swap["member"], swap["p"], swap["shape"]
+            )
 
     async def _guarded(self, job: Awaitable[None]) -> None:
         try:

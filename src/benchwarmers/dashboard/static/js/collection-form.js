@@ -59,6 +59,7 @@ function open(collection) {
     form.elements.namedItem("max_explorers").value = collection.max_explorers ?? "";
     form.elements.namedItem("max_calls").value = collection.max_calls ?? "";
   }
+  form.elements.namedItem("auto_swap").checked = Boolean(collection && collection.auto_swap);
   members = collection ? [...collection.members] : [];
   drawMembers();
   $("#collection-dialog").showModal();
@@ -99,6 +100,7 @@ async function save() {
     merger: text(form, "merger") || null,
     max_explorers: number(form, "max_explorers"),
     max_calls: number(form, "max_calls"),
+    auto_swap: form.elements.namedItem("auto_swap").checked,
   };
   if (editing) {
     await api("PUT", `/api/collections/${encodeURIComponent(editing)}`, body);
