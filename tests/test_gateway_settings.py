@@ -186,7 +186,8 @@ def test_a_change_from_the_cli_round_trips(cli):
 
 
 def test_the_set_command_has_one_option_per_setting_with_its_range_in_the_help():
-    command = typer.main.get_command(gateway_app).commands["set"]  # type: ignore[attr-defined]
+    group = typer.main.get_command(gateway_app)
+    command = group.get_command(typer.Context(group), "set")  # type: ignore[attr-defined]
     options = {p.name: p for p in command.params}
     assert list(options) == list(DEFAULTS)
     assert options["ping_interval"].opts == ["--ping-interval"]

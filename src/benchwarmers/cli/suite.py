@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
-from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.suite_run import UnitDone
 from benchwarmers.cli.common import console, err_console, fail, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import BenchError
 from benchwarmers.suite.mine import mine as mine_record
 from benchwarmers.suite.tasks import Task, load_tasks, select, shipped_folder, write_task
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="The suite: review tasks with known defects, run under free-tier limits, graded.")
 
@@ -96,6 +96,10 @@ async def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="print the plan and the time the known limits need"),
 ) -> None:
     """Run tasks through a collection (or models one by one), grade them, and record verdicts."""
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from benchwarmers.bench.suite_run import UnitDone
+
     folders = [str(p.resolve()) for p in tasks_dir or []]
     if resume:
         run_id = (await bench.suite.get(None if resume == "last" else resume))["id"]
