@@ -4,7 +4,9 @@
     python perf/startup.py --runs 30 --benchwarmers OTHER/.venv/bin/benchwarmers
 
 Each command runs as its own process in one fresh home (`BENCHWARMERS_HOME`, migrated by a first
-`collection list` that is not counted), stdout piped as a script would. The CPU is the child's user +
+`collection list` that is not counted), stdout piped as a script would. As after `pip install`, the
+modules are read compiled from `__pycache__`: PYTHONDONTWRITEBYTECODE is dropped for the children and
+each command runs once uncounted first. The CPU is the child's user +
 system time (`resource.getrusage(RUSAGE_CHILDREN)` before and after each run); wall time is
 `time.perf_counter` around it. Medians per command.
 """
@@ -51,8 +53,11 @@ def main() -> None:
     executable = args.benchwarmers or str(Path(sys.executable).with_name("benchwarmers"))
     home = Path(tempfile.mkdtemp(prefix="bw-startup-"))
     env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     try:
         measure([executable, "collection", "list"], env)  # creates and migrates the store, not counted
+        for words in COMMANDS:
+            measure([executable, *words], env)  # compiles what it imports, not counted
         print(f"{'command':<28} {'CPU ms (user+sys)':>18} {'wall ms':>9}   median of {args.runs}")
         for words in COMMANDS:
             runs = [measure([executable, *words], env) for _ in range(args.runs)]
