@@ -27,7 +27,7 @@ def require_chromium() -> None:
     if CHROMIUM.exists():
         return
     if os.environ.get("CI"):
-        pytest.fail(f"{CHROMIUM} is missing: CI installs Debian's chromium (.ci/run) for the browser tests")
+        pytest.fail(f"{CHROMIUM} is missing: scripts/test installs Debian's chromium for the browser tests")
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium); CI runs these tests")
 
 

@@ -2,7 +2,8 @@
 and its lock, installed with `npm ci`), unmodified, against a real bench on loopback.
 
 One node process runs every scenario (tests/node_clients/clients.mjs) against one bench for the
-module; each test reads its scenario's result. `.ci/run` installs Debian's nodejs and npm.
+module; each test reads its scenario's result. `scripts/test` installs nodejs (and npm when nodejs
+brings none).
 """
 
 from __future__ import annotations
@@ -25,14 +26,14 @@ def node_modules() -> None:
     if (FOLDER / "node_modules" / ".package-lock.json").exists():
         return
     npm = shutil.which("npm")
-    assert npm is not None, "npm is not installed: apt-get install nodejs npm (.ci/run does)"
+    assert npm is not None, "npm is not installed: apt-get install nodejs npm (scripts/test does)"
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FOLDER, check=True, capture_output=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
 def results(agents_bench) -> dict:  # noqa: F811
     node = shutil.which("node")
-    assert node is not None, "node is not installed: apt-get install nodejs npm (.ci/run does)"
+    assert node is not None, "node is not installed: apt-get install nodejs npm (scripts/test does)"
     node_modules()
     _, server = agents_bench
     done = subprocess.run(

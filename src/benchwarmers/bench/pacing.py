@@ -30,15 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, cast
 
-from limits.aio.storage import MemoryStorage, Storage
-from limits.errors import ConfigurationError
-from limits.storage import storage_from_string
-
 from benchwarmers.catalog.pace import Limit, parse_window
 from benchwarmers.errors import Unavailable
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
 if TYPE_CHECKING:
+    from limits.aio.storage import Storage
+
     from benchwarmers.bench.snapshot import Snapshot
 
 log = logging.getLogger("benchwarmers.pacing")
@@ -59,7 +57,14 @@ def async_storage_uri(url: str) -> str:
 
 
 def limits_storage(redis_url: str | None) -> Storage:
-    """Counters in this process's memory, or in the Redis every process shares."""
+    """Counters in this process's memory, or in the Redis every process shares.
+
+    `limits` is imported here, when the first paced call needs a storage: a CLI command that opens
+    the bench but calls no provider does not load it."""
+    from limits.aio.storage import MemoryStorage, Storage
+    from limits.errors import ConfigurationError
+    from limits.storage import storage_from_string
+
     if not redis_url:
         return MemoryStorage()
     try:

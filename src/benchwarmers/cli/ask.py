@@ -7,10 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import orjson
 import typer
-from rich.markdown import Markdown
 
 from benchwarmers.cli.common import console, fail, hint, load_settings, print_json, progress_bar, table
 
@@ -59,6 +57,8 @@ def ask(
     as_json: bool = typer.Option(False, "--json", help="print the raw reply"),
 ) -> None:
     """Ask a collection; show every seat's answer and the call ids to judge."""
+    import httpx2
+
     settings = load_settings()
     if not model.startswith("bench/"):
         model = f"bench/{model}"
@@ -110,6 +110,8 @@ def cut_line(truncated_at: int) -> str:
 
 
 def show_reply(reply: dict[str, Any]) -> None:
+    from rich.markdown import Markdown
+
     bench = reply["bench"]
     console.print(
         f"{bench['collection']} · panel {bench['panel']} · shape {bench['shape']} ({bench['shape_by']})",

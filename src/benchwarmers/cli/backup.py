@@ -4,14 +4,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import typer
 
-from benchwarmers.bench.admin.transfer import import_bench
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.backup import backup_to, restore_from
 from benchwarmers.cli.common import console, fail, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 
 @with_bench
@@ -19,6 +20,8 @@ async def backup(
     bench: Bench, file: Path = typer.Argument(..., help="where to write the copy (replaced if it exists)")
 ) -> None:
     """Copy the bench's database while it serves (SQLite's online backup; PostgreSQL: pg_dump)."""
+    from benchwarmers.bench.upkeep.backup import backup_to
+
     size = backup_to(bench.state, file)
     console.print(
         f"backed up {bench.settings.home / 'bench.db'} to {file} ({size:,} bytes); keep "
@@ -32,6 +35,8 @@ async def restore(
     bench: Bench, file: Path = typer.Argument(..., help="a file written by `benchwarmers backup`")
 ) -> None:
     """Put a backup in place of the bench's database (a running bench sees it at its next request)."""
+    from benchwarmers.bench.upkeep.backup import restore_from
+
     revision = await restore_from(bench.state, file)
     console.print(f"restored {file} (schema {revision}, migrated to the newest)", markup=False)
 
@@ -41,6 +46,8 @@ async def import_(
     bench: Bench, file: Path = typer.Argument(..., help="a file written by `benchwarmers export bench -o FILE`")
 ) -> None:
     """Read a whole bench (`export bench`) into this empty database, e.g. SQLite → PostgreSQL."""
+    from benchwarmers.bench.admin.transfer import import_bench
+
     try:
         with file.open("rb") as handle:
             counted = await import_bench(bench.state, (orjson.loads(line) for line in handle if line.strip()))

@@ -4,16 +4,15 @@ bench knows of each model true, and finding models worth adding."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from benchwarmers.bench.admin import alerts as bench_alerts
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 from benchwarmers.cli.common import console, hint, print_json, progress_bar, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(
     help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
@@ -46,6 +45,8 @@ async def refresh(
     ),
 ) -> None:
     """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
+    from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
+
     names = endpoint or [e["name"] for e in await bench.endpoints.list_endpoints() if e["enabled"]]
     failed = 0
     with progress_bar() as progress:
@@ -83,6 +84,8 @@ async def alerts(
 ) -> None:
     """Alerts: models that went paid, are retiring or were retired for failing; verdicts owed (`--ack ID`
     to acknowledge one)."""
+    from benchwarmers.bench.admin import alerts as bench_alerts
+
     if ack is not None:
         alert = await bench_alerts.acknowledge(bench.state, ack)
         if as_json:
@@ -138,6 +141,8 @@ def _marks(found: dict[str, Any]) -> str:
 
 @with_bench
 async def _discover_list(bench: Bench, **options: Any) -> None:
+    from benchwarmers.bench.upkeep import discover as bench_discover
+
     as_json = options.pop("as_json")
     found = await bench_discover.discover(bench.state, **options)
     if as_json:
@@ -176,6 +181,8 @@ async def discover_add(
     target: str = typer.Argument(..., metavar="PROVIDER/MODEL", help="e.g. openrouter/qwen/qwen3-coder:free"),
 ) -> None:
     """Put a models.dev model on the roster through the endpoint that reaches its provider."""
+    from benchwarmers.bench.upkeep import discover as bench_discover
+
     model = await bench_discover.add(bench.state, target)
     console.print(
         f"added {model['alias']} (window {_window(model['context_window'])}, images "

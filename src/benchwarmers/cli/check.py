@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from benchwarmers.bench.admin.checks import CHECK_TIMEOUT, run_checks
-from benchwarmers.bench.services import Bench
+from benchwarmers.bench.bounds import CHECK_TIMEOUT
 from benchwarmers.cli.common import console, print_json, progress_bar, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 
 def _reachable(value: bool | None) -> str:
@@ -33,6 +35,8 @@ async def check(
     an image when it claims vision, its window); say what failed and what to do. Exit 1 on a problem:
     an empty answer, or a model not called because it is cooling down after a 429, is one.
     A model that claims vision and refuses the image is recorded as text-only; a priced one is noted."""
+    from benchwarmers.bench.admin.checks import run_checks
+
     with progress_bar(bar=False) as progress:
         progress.add_task("checking", total=None)
         found = await run_checks(bench.state, target, per_call=per_call)

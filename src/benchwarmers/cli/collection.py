@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
-from benchwarmers.bench.records import collection_fields
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, err_console, fail, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
 
@@ -115,6 +116,8 @@ async def edit(
 @with_bench
 async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List collections."""
+    from benchwarmers.bench.records import collection_fields
+
     collections = await bench.collections.list_collections()
     if as_json:
         print_json([collection_fields(c) for c in collections])
@@ -138,6 +141,8 @@ async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help
 @with_bench
 async def show(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Show one collection as JSON."""
+    from benchwarmers.bench.records import collection_fields
+
     print_json(collection_fields(await bench.collections.collection(name)))
 
 
@@ -153,6 +158,8 @@ async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
 @with_bench
 async def export(bench: Bench, file: Path = typer.Argument(None, help="write here (default: stdout)")) -> None:
     """Export every collection as JSON (import reads the same file back)."""
+    from benchwarmers.bench.records import collection_fields
+
     data = [collection_fields(c) for c in await bench.collections.list_collections()]
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n"
     if file is None:

@@ -1,25 +1,28 @@
-"""What every command shares: settings, an open bench, one-line errors, JSON or table output."""
+"""What every command shares: settings, an open bench, one-line errors, JSON or table output.
+
+Every command module imports this one, and `--help` imports every command module: what only a
+command's run needs (the bench and its store, settings, progress bars) is imported when it runs."""
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import inspect
 import sys
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 import typer
-from pydantic import ValidationError
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from benchwarmers.bench.services import Bench
 from benchwarmers.errors import BenchError
-from benchwarmers.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
+
+    from benchwarmers.settings import Settings
 
 T = TypeVar("T")
 console = Console(highlight=False, soft_wrap=True)
@@ -32,6 +35,10 @@ def fail(message: str, code: int = 1) -> typer.Exit:
 
 
 def load_settings() -> Settings:
+    from pydantic import ValidationError
+
+    from benchwarmers.settings import Settings
+
     try:
         return Settings()
     except ValidationError as exc:
@@ -41,6 +48,8 @@ def load_settings() -> Settings:
 
 def run(coro: Coroutine[Any, Any, T]) -> T:
     """Run a command's coroutine; bench errors become one line on stderr and exit code 1."""
+    import asyncio
+
     try:
         return asyncio.run(coro)
     except BenchError as exc:
@@ -54,6 +63,8 @@ def with_bench(func: Callable[..., Awaitable[T]]) -> Callable[..., T]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> T:
+        from benchwarmers.bench.services import Bench
+
         async def main() -> T:
             async with Bench(load_settings(), actor="cli") as bench:
                 return await func(bench, *args, **kwargs)
@@ -63,14 +74,17 @@ def with_bench(func: Callable[..., Awaitable[T]]) -> Callable[..., T]:
     # Typer reads the signature: hide the `bench` parameter the decorator supplies.
     # (typeshed does not declare `__signature__` on callables, though inspect reads it.)
     signature = inspect.signature(func)
-    wrapper.__signature__ = signature.replace(  # type: ignore[attr-defined]
-        parameters=list(signature.parameters.values())[1:]
-    )
+    first, *rest = signature.parameters.values()
+    wrapper.__signature__ = signature.replace(parameters=rest)  # type: ignore[attr-defined]
+    # Typer resolves the annotations too, and `Bench` is imported for mypy only (it loads the store).
+    wrapper.__annotations__ = {k: v for k, v in func.__annotations__.items() if k != first.name}
     return wrapper
 
 
 def progress_bar(*, bar: bool = True, label: str = "{task.description}") -> Progress:
     """A progress display on stderr for long work; silent when stderr is not a terminal."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     columns = [SpinnerColumn(), TextColumn(label), *([BarColumn()] if bar else []), TimeElapsedColumn()]
     return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 

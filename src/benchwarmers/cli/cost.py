@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from benchwarmers.bench.evidence.cost import (
-    DEFAULT_DAYS,
-    GROUPINGS,
-    MAX_DAYS,
-    cost_report,
-    per_million,
-    price_source,
-    usd,
-)
-from benchwarmers.bench.services import Bench
+from benchwarmers.bench.bounds import DEFAULT_DAYS, GROUPINGS, MAX_DAYS
 from benchwarmers.cli.common import console, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 
 def _tokens(entry: dict[str, Any]) -> tuple[str, str]:
@@ -32,6 +26,8 @@ async def cost(
 ) -> None:
     """Tokens used and what they would have cost at list prices (the maker's own price, else the
     endpoint's), per model, collection or key and per day; unknown prices are counted apart."""
+    from benchwarmers.bench.evidence.cost import cost_report, per_million, price_source, usd
+
     report = await cost_report(bench.state, days=days, by=by)
     if as_json:
         print_json(report)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
-from benchwarmers.bench.services import Bench
+from benchwarmers.bench.bounds import KINDS
 from benchwarmers.cli.common import (
     LIMIT,
     RPD,
@@ -23,6 +24,9 @@ from benchwarmers.cli.common import (
 )
 from benchwarmers.cli.models import moved_line
 from benchwarmers.errors import InvalidRequest, UpstreamRefused
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="Endpoints: the providers (base URL, kind, key) the bench may call.", no_args_is_help=True)
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 import tomllib
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
-from benchwarmers.bench.evidence import board as evidence
-from benchwarmers.bench.evidence import roles as roles_admin
-from benchwarmers.bench.evidence.advice import advice_report
-from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.snapshot import EVERY_SHAPE
+from benchwarmers.bench.bounds import DECISION, MERGER, PRIMARY, REPORT_DAYS
 from benchwarmers.cli.common import console, fail, hint, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 
 def _pct(value: float | None) -> str:
@@ -77,6 +75,8 @@ async def leaderboard(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Rank models per shape: useful rate with its 95% interval, errors by class, empties, seconds, maturity."""
+    from benchwarmers.bench.evidence import board as evidence
+
     found = await evidence.leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
     boards = [b.public() for b in found]
     if as_json:
@@ -144,6 +144,8 @@ def _verdicts(model: dict[str, Any]) -> str:
 @with_bench
 async def advise(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Advice per collection and shape: explorers that beat a member, failing members, thin evidence."""
+    from benchwarmers.bench.evidence.advice import advice_report
+
     data = await advice_report(bench.state)
     if as_json:
         print_json(data)
@@ -173,6 +175,8 @@ async def report(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Honesty reports: explorer exposure, bench vs its best model, verdicts per key, length bias."""
+    from benchwarmers.bench.evidence.reports import honesty_report
+
     data = await honesty_report(bench.state, days)
     if as_json:
         print_json(data)
@@ -273,9 +277,9 @@ roles = typer.Typer(
 
 
 class Role(StrEnum):
-    primary = roles_admin.PRIMARY
-    merger = roles_admin.MERGER
-    decision = roles_admin.DECISION
+    primary = PRIMARY
+    merger = MERGER
+    decision = DECISION
 
 
 def _shape_and_alias(role: Role, given: list[str]) -> tuple[str | None, str]:
@@ -299,6 +303,8 @@ async def role_set(
     given: list[str] = typer.Argument(..., metavar="[SHAPE] ALIAS", help="the shape, then the model on the roster"),
 ) -> None:
     """Pin a model as a role: `primary SHAPE ALIAS`, `merger [SHAPE] ALIAS`, `decision ALIAS`."""
+    from benchwarmers.bench.evidence import roles as roles_admin
+
     shape, alias = _shape_and_alias(role, given)
     result = await roles_admin.set_role(bench.state, role.value, shape, alias)
     label = roles_admin.role_label(role.value, result["shape"])
@@ -317,13 +323,17 @@ async def role_clear(
     shape: str = typer.Argument(None, help="the shape (a merger's default: every shape; decision: none)"),
 ) -> None:
     """Unpin a role: the evidence (or the merge rules, or the decision models' order) decides again."""
+    from benchwarmers.bench.evidence import roles as roles_admin
+
     result = await roles_admin.clear_role(bench.state, role.value, shape)
     label = roles_admin.role_label(role.value, result["shape"])
     console.print(f"cleared the {label} (was {result['alias']}); {roles_admin.after_clear(role.value)}", markup=False)
 
 
 def _shown_shape(row: dict[str, Any]) -> str:
-    if row["role"] == roles_admin.DECISION:
+    from benchwarmers.bench.snapshot import EVERY_SHAPE
+
+    if row["role"] == DECISION:
         return "–"
     return "every shape" if row["shape"] == EVERY_SHAPE else row["shape"]
 
@@ -332,6 +342,8 @@ def _shown_shape(row: dict[str, Any]) -> str:
 @with_bench
 async def role_list(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List the pinned roles."""
+    from benchwarmers.bench.evidence import roles as roles_admin
+
     pinned = await roles_admin.list_roles(bench.state)
     if as_json:
         print_json(pinned)
@@ -367,6 +379,8 @@ async def role_import(
     replace: bool = typer.Option(False, "--replace", help="also unpin every role the file does not name"),
 ) -> None:
     """Pin every role a file names, in one transaction (all or nothing)."""
+    from benchwarmers.bench.evidence import roles as roles_admin
+
     result = await roles_admin.import_roles(bench.state, _read_roles_file(file), replace=replace)
     console.print(
         f"imported: {result['created']} pinned, {result['updated']} changed, {result['unchanged']} unchanged"
@@ -382,6 +396,8 @@ async def role_export(
     file: Path = typer.Argument(None, help="write here, as JSON when it ends in .json (default: TOML on stdout)"),
 ) -> None:
     """Write every pinned role as a roles file (`role import` reads it back)."""
+    from benchwarmers.bench.evidence import roles as roles_admin
+
     data = await roles_admin.export_roles(bench.state)
     as_json = file is not None and file.suffix.lower() == ".json"
     text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n" if as_json else roles_admin.roles_toml(data)

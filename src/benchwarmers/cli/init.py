@@ -10,15 +10,17 @@ also runs unattended. Running it again adds only what is missing.
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.admin.onboarding import Offer, find_offers, propose_members, registered_as
 from benchwarmers.bench.admin.presets import PRESETS, preset
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.refresh import describe
 from benchwarmers.cli.common import console, with_bench
 from benchwarmers.errors import BenchError
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.admin.onboarding import Offer
+    from benchwarmers.bench.services import Bench
 
 FIRST_DESCRIPTION = "Everyday questions and reviews: a first collection of models from different families."
 
@@ -31,6 +33,8 @@ def _ask(question: str, yes: bool) -> bool:
 
 
 async def _add(bench: Bench, offer: Offer) -> None:
+    from benchwarmers.bench.upkeep.refresh import describe
+
     chosen = offer.preset
     await bench.endpoints.add_endpoint(
         chosen.name,
@@ -49,6 +53,8 @@ async def _add(bench: Bench, offer: Offer) -> None:
 
 
 async def _first_collection(bench: Bench, name: str, yes: bool) -> None:
+    from benchwarmers.bench.admin.onboarding import propose_members
+
     snapshot = await bench.state.snapshot()
     if name in snapshot.collections:
         console.print(f"collection bench/{name} exists already", markup=False)
@@ -85,6 +91,8 @@ async def init(
     no_collection: bool = typer.Option(False, "--no-collection", help="do not propose a first collection"),
 ) -> None:
     """First run: find local servers and provider keys, add them, and propose a first collection."""
+    from benchwarmers.bench.admin.onboarding import find_offers, registered_as
+
     named = [preset(n).name for n in presets or []]
     console.print(f"Benchwarmers: data in {bench.settings.home}", markup=False)
     offers, notes = await find_offers(bench.state, named, {"ollama": ollama_url, "lmstudio": lmstudio_url}, detect)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, err_console, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="Gateway keys: who may call the bench when keys are required.", no_args_is_help=True)
 

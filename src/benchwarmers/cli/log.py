@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.panels.log import prompt_text
-from benchwarmers.bench.records import LoggedSeat
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import hint, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.records import LoggedSeat
+    from benchwarmers.bench.services import Bench
 
 PROMPT_SHOWN = 60  # characters of a prompt in the table
 
@@ -30,6 +32,8 @@ async def log(
     as_json: bool = typer.Option(False, "--json", help="print JSON: the panels with their seats and verdicts"),
 ) -> None:
     """List recent panels, one line per seat with its call id (judge them with `benchwarmers verdict`)."""
+    from benchwarmers.bench.panels.log import prompt_text
+
     if collection and collection.startswith("bench/"):
         collection = collection.removeprefix("bench/")
     panels = await bench.log.panels(limit=limit, owed=owed, collection=collection, alias=model)

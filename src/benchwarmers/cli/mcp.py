@@ -5,7 +5,6 @@ from __future__ import annotations
 import typer
 
 from benchwarmers.cli.common import console, fail, load_settings
-from benchwarmers.settings import is_loopback, parse_bind
 
 DEFAULT_BIND = "127.0.0.1:8124"
 
@@ -31,6 +30,7 @@ def mcp(
 ) -> None:
     """MCP tools for agents (list_collections, ask, verdict), calling the bench at BENCHWARMERS_URL."""
     from benchwarmers.mcp import create_server, transport_security
+    from benchwarmers.settings import is_loopback, parse_bind
 
     settings = load_settings()
     if not http:

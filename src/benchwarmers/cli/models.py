@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 import orjson
 import typer
 
-from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
-from benchwarmers.bench.services import Bench
+from benchwarmers.bench.bounds import DEFAULT_LIMIT, MAX_LIMIT
 from benchwarmers.cli.common import (
     LIMIT,
     RPD,
@@ -21,6 +21,9 @@ from benchwarmers.cli.common import (
     table,
     with_bench,
 )
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True)
 
@@ -183,6 +186,8 @@ async def wrong(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """The claims verdicts marked false in a model's answers, newest first, with the call of each."""
+    from benchwarmers.bench.evidence.wrong import wrong_claims
+
     claims = await wrong_claims(bench.state, alias, limit)
     if as_json:
         print_json(claims)

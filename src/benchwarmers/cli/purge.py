@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.retention import purge as purge_calls
-from benchwarmers.bench.upkeep.retention import purgeable
 from benchwarmers.cli.common import console, fail, progress_bar, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 DAY = 86_400.0
 
@@ -55,6 +56,9 @@ async def purge(
     and how many claims were real or false. Requests, answers, error texts, notes
     and claim texts are emptied, then the database is rewritten (SQLite: VACUUM).
     """
+    from benchwarmers.bench.upkeep.retention import purge as purge_calls
+    from benchwarmers.bench.upkeep.retention import purgeable
+
     now = time.time()
     cutoff = cutoff_of(before, days, now)
     since = datetime.fromtimestamp(cutoff).strftime("%Y-%m-%d %H:%M")

@@ -6,12 +6,14 @@ import errno
 import os
 import shutil
 import socket
+from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, load_settings, run
-from benchwarmers.settings import Settings, is_loopback
+
+if TYPE_CHECKING:
+    from benchwarmers.settings import Settings
 
 
 def serve(
@@ -24,6 +26,7 @@ def serve(
 
     from benchwarmers.server import listen
     from benchwarmers.server.app import create_app
+    from benchwarmers.settings import is_loopback
 
     settings = load_settings()
     if bind:
@@ -107,6 +110,8 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
 
 
 async def _migrate(settings: Settings) -> None:
+    from benchwarmers.bench.services import Bench
+
     async with Bench(settings, actor="server"):
         pass
 

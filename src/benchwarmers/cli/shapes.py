@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, print_json, table, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 shapes_app = typer.Typer(help="Task shapes: verdicts are counted per shape.", no_args_is_help=True)
 decision_app = typer.Typer(

@@ -5,21 +5,18 @@ from __future__ import annotations
 import difflib
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
-from rich.panel import Panel
-from rich.progress import MofNCompleteColumn, TimeRemainingColumn
-from rich.text import Text
 
-from benchwarmers.bench.services import Bench
-from benchwarmers.bench.suite_report import task_shown
-from benchwarmers.bench.suite_run import UnitDone
 from benchwarmers.cli.common import console, err_console, fail, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import BenchError
 from benchwarmers.suite.mine import mine as mine_record
 from benchwarmers.suite.tasks import Task, load_tasks, select, shipped_folder, write_task
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="The suite: review tasks with known defects, run under free-tier limits, graded.")
 
@@ -68,6 +65,11 @@ def show(
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
     """Show one task: its prompt exactly as a model is sent it, and its key (where the defect is, what names it)."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from benchwarmers.bench.suite_report import task_shown
+
     tasks = {t.id: t for t in _tasks(tasks_dir)}
     if task_id not in tasks:
         close = difflib.get_close_matches(task_id, tasks, n=3, cutoff=0.5)
@@ -153,6 +155,10 @@ async def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="print the plan and the time the known limits need"),
 ) -> None:
     """Run tasks through a collection (or models one by one), grade them, and record verdicts."""
+    from rich.progress import MofNCompleteColumn, TimeRemainingColumn
+
+    from benchwarmers.bench.suite_run import UnitDone
+
     folders = [str(p.resolve()) for p in tasks_dir or []]
     if resume:
         run_id = (await bench.suite.get(None if resume == "last" else resume))["id"]

@@ -8,7 +8,7 @@ import typer
 
 from benchwarmers.cli.common import console, err_console, fail, progress_bar
 from benchwarmers.errors import BenchError
-from benchwarmers.suite.seed import CATALOGUE, TASKS, Outcome, choose, load_seeds, project_root, seed_all
+from benchwarmers.suite.seed import CATALOGUE
 from benchwarmers.suite.tasks import write_task
 
 
@@ -25,6 +25,8 @@ def seed(
     the seed's test run against it; a mutation the test does not catch is refused, and so is a
     test that fails on the unmutated copy. Each seed caught becomes a task file (claim-NAME.json).
     """
+    from benchwarmers.suite.seed import TASKS, Outcome, choose, load_seeds, project_root, seed_all
+
     try:
         root = project_root(repo or Path.cwd())
         chosen = choose(load_seeds(seeds or root / CATALOGUE), only or [])

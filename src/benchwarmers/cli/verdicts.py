@@ -6,15 +6,16 @@ import os
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 import orjson
 import typer
 
-from benchwarmers.bench.admin.transfer import export_bench
 from benchwarmers.bench.caller import Caller
-from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import console, fail, with_bench
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 
 @with_bench
@@ -68,6 +69,8 @@ async def export(
     output: Path = typer.Option(None, "--output", "-o", help="write here (default: stdout)"),
 ) -> None:
     """Export the call log, the verdicts or the whole bench as JSON lines (images only as placeholders)."""
+    from benchwarmers.bench.admin.transfer import export_bench
+
     handle = _private(output) if output else sys.stdout.buffer
     count = 0
     try:

@@ -15,16 +15,19 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.suite.mutations import Mutation, apply_mutation, function_span
 from benchwarmers.suite.tasks import ID_PATTERN, Excerpt, Key, Source, Task, _patterns
 from benchwarmers.suite.testrun import Result, Run, copy_src, run_tests
 
 CONTEXT = 10  # lines shown above and below the mutated function
+# The mutations need libcst (a fifth of a second to import): loaded when a seed is read, not by `--help`.
+if TYPE_CHECKING:
+    from benchwarmers.suite.mutations import Mutation
+
 CATALOGUE = Path("src/benchwarmers/suite/seeds.json")  # within the project
 TASKS = Path("src/benchwarmers/suite/tasks")
 
@@ -66,6 +69,8 @@ def parse_seed(data: Any, origin: str = "seed") -> Seed:
         raise InvalidRequest(f"{where}: test must be a pytest node id, e.g. tests/test_x.py::test_y")
     if not isinstance(data.get("mutation"), dict):
         raise InvalidRequest(f"{where}: 'mutation' is missing or not an object")
+    from benchwarmers.suite.mutations import Mutation
+
     return Seed(
         id=seed_id,
         mutation=Mutation.from_json(data["mutation"], where),
@@ -119,6 +124,8 @@ def project_root(start: Path) -> Path:
 
 def mutated_source(seed: Seed, src: Path) -> tuple[str, str]:
     """(original, mutated) text of the seed's module under `src`."""
+    from benchwarmers.suite.mutations import apply_mutation
+
     file = src.parent / seed.path
     if not file.is_file():
         raise InvalidRequest(f"{seed.id}: no module {seed.mutation.module} ({seed.path})")
@@ -141,6 +148,8 @@ def changed_lines(original: str, mutated: str) -> tuple[int, int]:
 
 def build_task(seed: Seed, src: Path) -> Task:
     """The task for `seed`, from the project's `src` folder (no test is run here)."""
+    from benchwarmers.suite.mutations import function_span
+
     original, mutated = mutated_source(seed, src)
     lines = mutated.splitlines()
     first, last = function_span(mutated, seed.mutation.function)

@@ -15,10 +15,9 @@ import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-import aiohttp
 import orjson
 
 from benchwarmers import __version__
@@ -40,6 +39,11 @@ from benchwarmers.upstream.http1 import (
 )
 from benchwarmers.upstream.responses_client import read_response, responses_request
 from benchwarmers.upstream.truncation import cap_text, read_limit, salvage
+
+# aiohttp is a third of a CLI command's start-up: imported where a session is made or used, so a
+# command that never calls a provider (`collection list`) does not load it.
+if TYPE_CHECKING:
+    import aiohttp
 
 # A listing or admin reply bigger than this is refused; a seat's reply is read up to its answer cap
 # instead (upstream/truncation.py).
@@ -155,6 +159,8 @@ class _Connection:
     @property
     def session(self) -> aiohttp.ClientSession:
         if self._session is None:
+            import aiohttp
+
             self._session = aiohttp.ClientSession(
                 connector=aiohttp.TCPConnector(limit=self.per_endpoint, ttl_dns_cache=300),
                 timeout=aiohttp.ClientTimeout(total=None, connect=self.connect_timeout),
@@ -411,6 +417,8 @@ class UpstreamPool:
         headers = {"content-type": "application/json"} if content is not None else {}
         if send_key and endpoint.api_key:
             headers["authorization"] = f"Bearer {endpoint.api_key}"
+        import aiohttp
+
         secrets = _secrets(endpoint)
         async with self._turn(endpoint, timeout) as connection:
             started = time.perf_counter()

@@ -16,25 +16,12 @@ from typing import Any
 
 from benchwarmers.catalog.facts import ListedModel, free_from_prices
 from benchwarmers.catalog.families import normalise_family
+from benchwarmers.upstream.kinds import LISTING_KINDS
 
 # (method, absolute URL, JSON body or None) → parsed JSON; raises on HTTP or transport failure.
 FetchJson = Callable[[str, str, Any | None], Awaitable[Any]]
 
-# `responses`: an OpenAI-style listing, seats called over the Responses API (upstream/responses_client.py).
-KINDS = (
-    "openai",
-    "openrouter",
-    "groq",
-    "mistral",
-    "ollama",
-    "lmstudio",
-    "llamacpp",
-    "vllm",
-    "openwebui",
-    "litellm",
-    "cliproxy",
-    "responses",
-)
+KINDS = LISTING_KINDS  # the formats read here (named in upstream/kinds.py)
 
 _WINDOW_KEYS = (
     "context_length", "context_window", "max_context_length", "top_provider.context_length", "max_model_len"

@@ -36,11 +36,11 @@ from pydantic import ValidationError
 from benchwarmers.catalog.facts import ListedModel
 from benchwarmers.upstream.client import ChatResult, EndpointRef
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure, failure_from_exception, timeout_failure
+from benchwarmers.upstream.kinds import LLM_KIND as LLM_KIND  # named there, for bench/bounds.py
 
 if TYPE_CHECKING:
     import llm
 
-LLM_KIND = "llm"
 # What an `llm` endpoint stores as its base URL: it has none, the plugins know where they call.
 LLM_BASE_URL = "llm:"
 LLM_MISSING = "BENCH_CLIENT=llm needs the llm library: pip install 'benchwarmers[llm]' (or unset BENCH_CLIENT)"

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.admin.collection_rules import close_matches
+from benchwarmers.bench.bounds import CHECK_TIMEOUT
 from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot
@@ -33,7 +34,6 @@ from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import fetch_listing
 
-CHECK_TIMEOUT = 30.0  # seconds per call
 PROBE_TOKENS = 32
 PROMPT = "Reply with the single word OK."
 # A 16×16 red square: small, but above the minimum size vision APIs accept.

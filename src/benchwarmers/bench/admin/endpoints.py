@@ -16,6 +16,7 @@ from benchwarmers.bench.admin.aliases import apply_renames, refuse_prefix_taken
 from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.admin.models import check_limits
+from benchwarmers.bench.bounds import KINDS
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
 from benchwarmers.catalog.pace import updated_windows
@@ -26,10 +27,7 @@ from benchwarmers.store import collection_rows, roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.records import CollectionFields
 from benchwarmers.upstream.failures import UpstreamFailure
-from benchwarmers.upstream.listings import KINDS as LISTING_KINDS
 from benchwarmers.upstream.llm_client import LLM_BASE_URL, LLM_KIND
-
-KINDS = (*LISTING_KINDS, LLM_KIND)
 
 ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.bounds import PRIMARY
 from benchwarmers.bench.evidence.posterior import Best, best_of, order_key
 from benchwarmers.bench.evidence.stats import (
     Cell,
@@ -46,7 +47,6 @@ if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
 HUMAN = "human"  # a verdict's source when a person gave it (the suite's is "suite")
-PRIMARY = "primary"  # the role a user pins to override the pick (bench/evidence/roles.py)
 BOOTSTRAP_SAMPLES = 200
 SEED = 0  # a fixed seed: the same evidence always shows the same intervals
 DAY = 86_400.0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.bounds import DEFAULT_DAYS, GROUPINGS, MAX_DAYS
 from benchwarmers.bench.upkeep.discover import endpoint_provider
 from benchwarmers.bench.upkeep.refresh import catalog_of
 from benchwarmers.catalog.families import family_of
@@ -28,10 +29,6 @@ from benchwarmers.store import usage as usage_rows
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import Snapshot
     from benchwarmers.bench.state import BenchState
-
-GROUPINGS = ("model", "collection", "key")
-DEFAULT_DAYS = 30
-MAX_DAYS = 36_500
 
 
 def day_of(ts: float) -> str:

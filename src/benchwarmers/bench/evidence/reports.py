@@ -33,6 +33,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.bounds import REPORT_DAYS
 from benchwarmers.bench.evidence.board import SEED, board_shapes, pickable, since_days, standing_of
 from benchwarmers.bench.evidence.posterior import best_of
 from benchwarmers.bench.evidence.stats import wilson
@@ -44,7 +45,6 @@ from benchwarmers.store import evidence as store
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
-REPORT_DAYS = 30.0
 LENGTH_MIN_VERDICTS = 10
 LENGTH_MIN_GAP = 0.15
 LENGTH_MIN_Z = 1.96

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.admin.collection_rules import suggest
-from benchwarmers.bench.evidence.board import PRIMARY, check_shape
+from benchwarmers.bench.bounds import DECISION, MERGER, PRIMARY
+from benchwarmers.bench.evidence.board import check_shape
 from benchwarmers.bench.snapshot import EVERY_SHAPE, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import evidence as store
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
     from benchwarmers.bench.state import BenchState
 
-MERGER = "merger"
-DECISION = "decision"
 ROLES = (PRIMARY, MERGER, DECISION)
 _AFTER_CLEAR = {
     PRIMARY: "the evidence decides again",

@@ -11,12 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.bounds import DEFAULT_LIMIT as DEFAULT_LIMIT
+from benchwarmers.bench.bounds import MAX_LIMIT as MAX_LIMIT
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
 from benchwarmers.store import evidence
-
-DEFAULT_LIMIT = 100
-MAX_LIMIT = 1000
 
 
 async def wrong_claims(state: BenchState, alias: str, limit: int = DEFAULT_LIMIT) -> list[dict[str, Any]]:

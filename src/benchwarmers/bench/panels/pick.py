@@ -18,12 +18,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import SchemaError, best_match
-from referencing import Registry
-from referencing.exceptions import Unresolvable
 
 from benchwarmers.errors import InvalidRequest
+
+# jsonschema is imported only for a request that carries a schema: a CLI command opening the bench
+# (whose services reach this module) would otherwise spend a tenth of a second loading it.
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import SeatOutcome
@@ -57,6 +56,9 @@ def check_request(body: Mapping[str, Any]) -> None:
         )
     schema = json_schema_of(body)
     if schema is not None:
+        from jsonschema import Draft202012Validator, validators
+        from jsonschema.exceptions import SchemaError
+
         try:
             validators.validator_for(schema, default=Draft202012Validator).check_schema(schema)
         except SchemaError as exc:
@@ -124,6 +126,11 @@ def _text_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
         return "its answer is not JSON"
     if kind == "json_object":
         return None if isinstance(value, dict) else "its answer is JSON but not an object"
+    from jsonschema import Draft202012Validator, validators
+    from jsonschema.exceptions import best_match
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+
     schema = json_schema_of(body) or {}
     validator = validators.validator_for(schema, default=Draft202012Validator)
     try:
