@@ -2,38 +2,97 @@
 
 The HTTP server, the CLI and the tests hold a `Bench`; each service receives only the state it
 acts on, and no service reaches back into this object (nothing in `bench/` imports it).
+
+Each service is built, and its module imported, when it is first used: a CLI listing needs one
+service, and importing all of them (the panel path, the shape decider, the suite) cost a third of
+its start-up.
 """
 
 from __future__ import annotations
 
-from benchwarmers.bench.admin.collection_admin import Collections
-from benchwarmers.bench.admin.endpoints import Endpoints
-from benchwarmers.bench.admin.gateway_settings import GatewaySettingsAdmin
-from benchwarmers.bench.admin.keys import Keys
-from benchwarmers.bench.admin.models import Models
-from benchwarmers.bench.admin.shapes import ShapeAdmin
-from benchwarmers.bench.evidence.verdicts import Verdicts
-from benchwarmers.bench.panels.log import CallLog
-from benchwarmers.bench.panels.service import Panels
-from benchwarmers.bench.panels.shapes import ShapeDecider
+from functools import cached_property
+from typing import TYPE_CHECKING
+
 from benchwarmers.bench.state import BenchState
-from benchwarmers.bench.suite_run import SuiteRuns
 from benchwarmers.settings import Settings
+
+if TYPE_CHECKING:
+    from benchwarmers.bench.admin.collection_admin import Collections
+    from benchwarmers.bench.admin.endpoints import Endpoints
+    from benchwarmers.bench.admin.gateway_settings import GatewaySettingsAdmin
+    from benchwarmers.bench.admin.keys import Keys
+    from benchwarmers.bench.admin.models import Models
+    from benchwarmers.bench.admin.shapes import ShapeAdmin
+    from benchwarmers.bench.evidence.verdicts import Verdicts
+    from benchwarmers.bench.panels.log import CallLog
+    from benchwarmers.bench.panels.service import Panels
+    from benchwarmers.bench.suite_run import SuiteRuns
 
 
 class Bench:
     def __init__(self, settings: Settings, *, actor: str = "cli") -> None:
         self.state = BenchState(settings, actor=actor)
-        self.endpoints = Endpoints(self.state)
-        self.models = Models(self.state)
-        self.collections = Collections(self.state)
-        self.gateway_settings = GatewaySettingsAdmin(self.state)
-        self.shapes = ShapeAdmin(self.state)
-        self.keys = Keys(self.state)
-        self.panels = Panels(self.state, ShapeDecider(self.state))
-        self.verdicts = Verdicts(self.state)
-        self.log = CallLog(self.state)
-        self.suite = SuiteRuns(self.state, self.panels)
+
+    @cached_property
+    def endpoints(self) -> Endpoints:
+        from benchwarmers.bench.admin.endpoints import Endpoints
+
+        return Endpoints(self.state)
+
+    @cached_property
+    def models(self) -> Models:
+        from benchwarmers.bench.admin.models import Models
+
+        return Models(self.state)
+
+    @cached_property
+    def collections(self) -> Collections:
+        from benchwarmers.bench.admin.collection_admin import Collections
+
+        return Collections(self.state)
+
+    @cached_property
+    def gateway_settings(self) -> GatewaySettingsAdmin:
+        from benchwarmers.bench.admin.gateway_settings import GatewaySettingsAdmin
+
+        return GatewaySettingsAdmin(self.state)
+
+    @cached_property
+    def shapes(self) -> ShapeAdmin:
+        from benchwarmers.bench.admin.shapes import ShapeAdmin
+
+        return ShapeAdmin(self.state)
+
+    @cached_property
+    def keys(self) -> Keys:
+        from benchwarmers.bench.admin.keys import Keys
+
+        return Keys(self.state)
+
+    @cached_property
+    def panels(self) -> Panels:
+        from benchwarmers.bench.panels.service import Panels
+        from benchwarmers.bench.panels.shapes import ShapeDecider
+
+        return Panels(self.state, ShapeDecider(self.state))
+
+    @cached_property
+    def verdicts(self) -> Verdicts:
+        from benchwarmers.bench.evidence.verdicts import Verdicts
+
+        return Verdicts(self.state)
+
+    @cached_property
+    def log(self) -> CallLog:
+        from benchwarmers.bench.panels.log import CallLog
+
+        return CallLog(self.state)
+
+    @cached_property
+    def suite(self) -> SuiteRuns:
+        from benchwarmers.bench.suite_run import SuiteRuns
+
+        return SuiteRuns(self.state, self.panels)
 
     @property
     def settings(self) -> Settings:
@@ -44,7 +103,9 @@ class Bench:
         return self
 
     async def close(self) -> None:
-        await self.panels.recorder.close()
+        # A recorder exists only where panels were built; one never built has nothing to flush.
+        if "panels" in self.__dict__:
+            await self.panels.recorder.close()
         await self.state.close()
 
     async def __aenter__(self) -> Bench:
