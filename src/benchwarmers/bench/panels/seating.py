@@ -72,9 +72,14 @@ def too_small(members: Sequence[Candidate], estimate: int) -> list[Candidate]:
     return [m for m in members if not fits(m, estimate)]
 
 
+def prompt_of(c: Candidate, estimate: int) -> int:
+    """The prompt's tokens for this model: its own estimate where it has one, else the panel's."""
+    return estimate if c.prompt is None else c.prompt
+
+
 def fits(c: Candidate, estimate: int) -> bool:
-    """Whether the prompt fits the model's known window, by its own estimate where it has one."""
-    return c.window is None or c.window >= (estimate if c.prompt is None else c.prompt)
+    """Whether the prompt fits the model's known window (an unknown window always does)."""
+    return c.window is None or c.window >= prompt_of(c, estimate)
 
 
 def family_of(candidate: Candidate) -> str:
@@ -181,7 +186,7 @@ def plan_seats(
                 # Members this small refuse the request (413) before seating; a nominee is the caller's
                 # extra, skipped rather than called into a context error.
                 gap = f"its context window ({cand.window:,} tokens) is smaller than the prompt "
-                gap += f"(about {cand.prompt or estimate:,} tokens)"
+                gap += f"(about {prompt_of(cand, estimate):,} tokens)"
             if gap:
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue
