@@ -141,6 +141,13 @@ class PromptSize:
         default = Estimate(default_tokens, kind, DEFAULT_RATIO[kind], DEFAULT_MARGIN, images=images)
         return cls(chars, images, kind, default, ratios)
 
+    def tokens_for(self, alias: str) -> int:
+        """`for_model(alias).tokens` without building the Estimate: run for every model in the pool."""
+        learned = self.ratios.learned(alias, self.kind) if self.ratios is not None else None
+        if learned is None:
+            return self.default.tokens
+        return math.ceil(self.chars / learned[0] * (1 + LEARNED_MARGIN)) + TOKENS_PER_IMAGE * self.images
+
     def for_model(self, alias: str) -> Estimate:
         learned = self.ratios.learned(alias, self.kind) if self.ratios is not None else None
         return self.default if learned is None else estimate(self.chars, self.images, self.kind, learned, alias)

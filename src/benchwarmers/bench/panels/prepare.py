@@ -107,7 +107,7 @@ def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, s
         cooldown_until=model.cooldown_until,
         window=model.window,
         # Only a known window is checked, so only then is the model's own estimate worth making.
-        prompt=size.for_model(model.alias).tokens if model.window is not None else None,
+        prompt=size.tokens_for(model.alias) if model.window is not None else None,
         vision=model.vision,
         last_seated=history.last_seated.get((model.alias, shape)),
         useful=useful,
