@@ -333,7 +333,7 @@ def test_a_context_error_lowers_the_learned_window(bench_with_roster, client, fa
         {
             "seat": "nominee",
             "alias": "fake/glm-4.5-air",
-            "why": "its context window (20,000 tokens) is smaller than the prompt (about 30,251 tokens)",
+            "why": "its context window (20,000 tokens) is smaller than the prompt (about 33,612 tokens)",
         }
     ]
     assert [(s["seat"], s["alias"], s["status"]) for s in bench["seats"]] == [("member", "fake/llama-3.3-70b", "ok")]

@@ -53,12 +53,14 @@ def test_an_unknown_collection_is_404_listing_every_collection(two_collections):
 
 
 def test_a_prompt_larger_than_a_members_window_is_413_naming_each(two_collections, fake):
-    # 40,000 characters → ceil(40,000 / 4 × 1.1) = 11,000 tokens: larger than llama-3.1-8b's 8,000 only.
+    # 40,000 characters of prose (no code symbols) → ceil(40,000 / 3.6 × 1.1) = 12,223 tokens: larger
+    # than llama-3.1-8b's 8,000 only. No seat has reported usage yet, so the default ratio is named.
     response = post(two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 40_000}]})
     assert response.status_code == 413
     assert response.json() == {
         "error": {
-            "message": "the prompt is about 11,000 tokens, larger than the context window of fake/llama-3.1-8b "
+            "message": "the prompt is about 12,223 tokens (prose, default 3.6 characters a token + 10% until the "
+            "model's usage is known), larger than the context window of fake/llama-3.1-8b "
             "(8,000 tokens). Trim the prompt or pick a collection with larger windows (GET /v1/models "
             "shows each collection's together.context_window).",
             "type": "invalid_request_error",
@@ -66,7 +68,7 @@ def test_a_prompt_larger_than_a_members_window_is_413_naming_each(two_collection
             "code": "context_length_exceeded",
         }
     }
-    # 80,000 characters → 22,000 tokens: both members named.
+    # 80,000 characters → 24,445 tokens: both members named.
     both = post(two_collections, {"model": "bench/small", "messages": [{"role": "user", "content": "z" * 80_000}]})
     assert "fake/phi-4 (16,000 tokens), fake/llama-3.1-8b (8,000 tokens)" in both.json()["error"]["message"]
     assert fake.chat_requests == []

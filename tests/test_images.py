@@ -157,7 +157,10 @@ def test_https_image_urls_pass_through_and_count_2500_tokens(vision_bench, fake)
     vision_bench.admin(lambda b: b.models.set_model("fake/acme-eye-1", context=2_000))
     too_big = post(vision_bench, "bench/look", image_messages(url))
     assert too_big.status_code == 413
-    assert "about 2,507 tokens" in too_big.json()["error"]["message"]
+    assert (
+        "about 2,508 tokens (prose, default 3.6 characters a token + 10% until the model's usage is known; "
+        "2,500 per image)" in too_big.json()["error"]["message"]
+    )
 
 
 def test_a_blind_member_too_small_for_the_prompt_is_skipped_as_blind_not_refused(vision_bench, fake):
@@ -175,7 +178,8 @@ def test_a_blind_member_too_small_for_the_prompt_is_skipped_as_blind_not_refused
     too_big = post(vision_bench, "bench/look", image_messages(url))
     assert too_big.status_code == 413
     assert too_big.json()["error"]["message"].startswith(
-        "the prompt is about 2,507 tokens, larger than the context window of fake/acme-eye-1 (1,000 tokens)."
+        "the prompt is about 2,508 tokens (prose, default 3.6 characters a token + 10% until the model's usage is "
+        "known; 2,500 per image), larger than the context window of fake/acme-eye-1 (1,000 tokens)."
     )
 
 

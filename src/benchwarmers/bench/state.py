@@ -17,6 +17,8 @@ from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer
+from benchwarmers.bench.panels.estimate import Ratios
+from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing
 from benchwarmers.errors import Unavailable
@@ -77,6 +79,7 @@ class BenchState:
         self.clients = SeatClients(self.upstream, settings.client)
         self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
         self.history = SeatHistory()
+        self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
         self.signal = ConfigSignal(
             settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url
         )
@@ -113,6 +116,8 @@ class BenchState:
         self.write_engine = create_write_engine(self.settings.db_url, self.engine)
         await migrate(self.write_engine)
         await self.reload_history()
+        async with self.read() as conn:
+            self.ratios = await load_ratios(conn)
 
     async def close(self) -> None:
         await self.clients.aclose()

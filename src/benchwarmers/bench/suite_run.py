@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.pacing import scopes_of
+from benchwarmers.bench.panels.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels.ids import PanelIds
 from benchwarmers.bench.panels.parse import estimate_tokens, read_content
 from benchwarmers.bench.panels.prepare import request_hash, seat_limits, too_small
@@ -77,10 +78,11 @@ def plan_units(tasks: Sequence[str], repeat: int, models: Sequence[str]) -> list
     return [Unit(task, attempt, alias) for attempt in range(1, repeat + 1) for task in tasks for alias in asked]
 
 
-def prompt_estimate(task: Task) -> int:
-    """The task's prompt in tokens, as the panel estimates it before it seats anyone."""
+def prompt_estimate(task: Task, ratios: Ratios | None = None) -> PromptSize:
+    """The task's prompt in tokens, per model, as the panel estimates it before it seats anyone."""
     content = read_content([{"role": "user", "content": task.prompt()}])
-    return estimate_tokens(content.text_chars, content.images)
+    default = estimate_tokens(content.text_chars, content.images, content.kind)
+    return PromptSize.of(content.text_chars, content.images, content.kind, default, ratios)
 
 
 def run_tasks(run: dict[str, Any]) -> dict[str, Task]:
@@ -252,7 +254,8 @@ class SuiteRuns:
         snapshot = await self.state.snapshot()
         asked = [unit.alias] if unit.alias else list(snapshot.collections[plan["collection"]]["members"])
         # Members whose known window the prompt exceeds: left out of the panel, recorded as skipped.
-        skips = {alias: WINDOW for alias, _window in too_small(snapshot, asked, prompt_estimate(task))}
+        size = prompt_estimate(task, self.state.ratios)
+        skips = {alias: WINDOW for alias, _window, _estimate in too_small(snapshot, asked, size)}
         async with self.state.read() as conn:
             panel_id = await store.finished_panel(conn, CALLER.name, key)
         if panel_id is None and asked and len(skips) == len(asked):

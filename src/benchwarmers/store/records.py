@@ -8,7 +8,7 @@ columns (a test holds them to `schema.py`).
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 
 class CollectionFields(TypedDict):
@@ -57,6 +57,8 @@ class PanelRow(TypedDict):
     note: str | None
     seconds: float | None
     response: Any  # the reply as sent (bench.panels.reply.ChatCompletion), for replays
+    prompt_chars: NotRequired[int | None]  # when its seats' usage teaches characters a token
+    prompt_kind: NotRequired[str | None]  # code | prose
 
 
 class SeatRow(TypedDict):

@@ -159,6 +159,10 @@ panels = Table(
     Column("note", Text),
     Column("seconds", Float),
     Column("response", JSON),  # the reply as sent, for replays
+    # The prompt's characters and kind (code | prose) when its seats' reported prompt tokens teach
+    # their models' characters a token (no images, no tools; migration 0012); else NULL.
+    Column("prompt_chars", Integer),
+    Column("prompt_kind", String(8)),
     Index("ix_panels_created_at", "created_at"),
     Index("ix_panels_replay", "caller", "request_hash"),
 )

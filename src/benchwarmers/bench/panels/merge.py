@@ -14,7 +14,7 @@ from typing import Any
 
 from benchwarmers.bench.evidence.posterior import Counts, best_among, tie_note
 from benchwarmers.bench.evidence.primary import Primary
-from benchwarmers.bench.panels.parse import estimate_tokens
+from benchwarmers.bench.panels.parse import Content, estimate_tokens
 from benchwarmers.bench.snapshot import EVERY_SHAPE, Snapshot
 from benchwarmers.store.records import CollectionFields
 
@@ -107,8 +107,10 @@ def plan_merger(
     """The first candidate whose window holds the request plus every answer (unknown fits), not
     cooling down and not retired."""
     messages, order = merger_messages(request, answers, rng)
-    chars = sum(len(m["content"]) for m in messages)
-    needed = estimate_tokens(chars, 0) + ANSWER_ALLOWANCE
+    content = Content()
+    for message in messages:
+        content.add_text(message["content"])
+    needed = estimate_tokens(content.text_chars, 0, content.kind) + ANSWER_ALLOWANCE
     for alias, rule in candidates:
         model = snapshot.models.get(alias)
         if model is None or model.cooling(now) or model.retired:

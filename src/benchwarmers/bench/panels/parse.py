@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench.panels import estimate as est
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.redaction import redact_messages
 
 PREFIX = "bench/"
 SUFFIXES = ("merged", "all", "pick")
 STRUCTURED = ("json_object", "json_schema")  # response_format types that need one parsable message
-TOKENS_PER_IMAGE = 2_500
+TOKENS_PER_IMAGE = est.TOKENS_PER_IMAGE
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,18 @@ class Content:
 
     text_chars: int = 0
     images: int = 0
+    symbols: int = 0  # code symbols in the sampled text (estimate.symbol_count): code or prose
+    looked_at: int = 0
+
+    @property
+    def kind(self) -> str:
+        return est.kind_of(self.symbols, self.looked_at)
+
+    def add_text(self, text: str) -> None:
+        self.text_chars += len(text)
+        symbols, looked_at = est.symbol_count(text)
+        self.symbols += symbols
+        self.looked_at += looked_at
 
 
 def parse_model_name(model: Any) -> ModelName | None:
@@ -96,14 +108,14 @@ def read_content(messages: list[dict[str, Any]]) -> Content:
     for index, message in enumerate(messages):
         value = message.get("content")
         if isinstance(value, str):
-            content.text_chars += len(value)
+            content.add_text(value)
         elif isinstance(value, list):
             for part in value:
                 if not isinstance(part, dict):
                     continue
                 kind = part.get("type")
                 if kind == "text" and isinstance(part.get("text"), str):
-                    content.text_chars += len(part["text"])
+                    content.add_text(part["text"])
                 elif kind == "image_url":
                     url = _image_url(part)
                     check_image_url(url, index)
@@ -153,9 +165,9 @@ def request_text(messages: list[dict[str, Any]]) -> str:
     return "\n\n".join(lines)
 
 
-def estimate_tokens(text_chars: int, images: int) -> int:
-    """characters / 4 plus 10% (errs high), plus 2,500 per image."""
-    return math.ceil(text_chars / 4 * 1.1) + TOKENS_PER_IMAGE * images
+def estimate_tokens(text_chars: int, images: int, kind: str = est.CODE) -> int:
+    """The default estimate for `kind` (code: the lower characters a token, so the higher count)."""
+    return est.estimate(text_chars, images, kind).tokens
 
 
 def needs_one_message(body: dict[str, Any]) -> bool:

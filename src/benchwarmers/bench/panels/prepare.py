@@ -14,6 +14,7 @@ from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
 from benchwarmers.bench.panels import parse as req
+from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
 from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -93,7 +94,7 @@ def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
         outcome.error = scrub_text(outcome.error, secrets)
 
 
-def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -> Candidate:
+def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, size: PromptSize) -> Candidate:
     useful, not_useful = history.counts.get((model.alias, shape), (0, 0))
     return Candidate(
         alias=model.alias,
@@ -105,6 +106,8 @@ def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any) -
         went_paid=model.alias in snapshot.went_paid,
         cooldown_until=model.cooldown_until,
         window=model.window,
+        # Only a known window is checked, so only then is the model's own estimate worth making.
+        prompt=size.tokens_for(model.alias) if model.window is not None else None,
         vision=model.vision,
         last_seated=history.last_seated.get((model.alias, shape)),
         useful=useful,
@@ -140,8 +143,15 @@ class Draft:
     name: req.ModelName
     options: req.BenchOptions
     content: req.Content
-    estimate: int
+    estimate: int  # the kind's default estimate: token pacing, and models with no learned ratio
     body: dict[str, Any]
+    size: PromptSize | None = None  # the estimate per model, where a window is checked
+
+    @property
+    def sized(self) -> PromptSize:
+        if self.size is None:
+            return PromptSize.of(self.content.text_chars, self.content.images, self.content.kind, self.estimate, None)
+        return self.size
 
     @property
     def images(self) -> bool:
@@ -149,27 +159,45 @@ class Draft:
 
 
 def too_small(
-    snapshot: Snapshot, members: Sequence[str], estimate: int, *, images: bool = False
-) -> list[tuple[str, int]]:
-    """(alias, window) of the members whose known window is smaller than the prompt's estimate: a
-    panel with any of them is refused (413); the suite leaves them out and records a skip. Only
-    members that would sit are held to their window: on an image request a member that cannot (or is
-    not known to) see is skipped as blind first, so its window refuses nothing."""
-    return [
-        (alias, model.window)
-        for alias in members
-        if (model := snapshot.models.get(alias)) is not None
-        and model.window is not None
-        and model.window < estimate
-        and (not images or model.vision is True)
+    snapshot: Snapshot, members: Sequence[str], size: PromptSize, *, images: bool = False
+) -> list[tuple[str, int, Estimate]]:
+    """(alias, window, estimate) of the members whose known window is smaller than their estimate of
+    the prompt: a panel with any of them is refused (413); the suite leaves them out and records a
+    skip. Only members that would sit are held to their window: on an image request a member that
+    cannot (or is not known to) see is skipped as blind first, so its window refuses nothing."""
+    found = []
+    for alias in members:
+        model = snapshot.models.get(alias)
+        if model is None or model.window is None or (images and model.vision is not True):
+            continue
+        estimate = size.for_model(alias)
+        if model.window < estimate.tokens:
+            found.append((alias, model.window, estimate))
+    return found
+
+
+def too_large_message(small: Sequence[tuple[str, int, Estimate]]) -> str:
+    """What a 413 says: each estimate with how it was made, and the windows it is larger than."""
+    groups: dict[Estimate, list[str]] = {}
+    for alias, window, estimate in small:
+        groups.setdefault(estimate, []).append(f"{alias} ({window:,} tokens)")
+    parts = [
+        f"about {e.tokens:,} tokens ({e.describe()}), larger than the context window of {', '.join(named)}"
+        for e, named in groups.items()
     ]
+    return (
+        f"the prompt is {'; '.join(parts)}. Trim the prompt or pick a collection with larger windows "
+        "(GET /v1/models shows each collection's together.context_window)."
+    )
 
 
-def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None) -> Draft:
+def read_request(
+    snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None, ratios: Ratios | None = None
+) -> Draft:
     """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large).
 
     `direct` is a collection made for this request (the suite asking models one by one): the body's
-    `model` is then not read."""
+    `model` is then not read. `ratios`: each model's characters a token, learned from its usage."""
     if direct is not None:
         collection, name = direct, req.ModelName(collection=direct["name"], suffix=None)
     else:
@@ -178,22 +206,16 @@ def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | 
     req.check_n(body)
     check_request(body)
     content = req.read_content(req.check_messages(body))
-    estimate = req.estimate_tokens(content.text_chars, content.images)
+    estimate = req.estimate_tokens(content.text_chars, content.images, content.kind)
+    size = PromptSize.of(content.text_chars, content.images, content.kind, estimate, ratios)
     if options.shape is not None and options.shape not in snapshot.shapes:
         raise InvalidRequest(
             f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
             param="bench.shape",
         )
-    small = too_small(snapshot, collection["members"], estimate, images=bool(content.images))
+    small = too_small(snapshot, collection["members"], size, images=bool(content.images))
     if small:
-        named = ", ".join(f"{alias} ({window:,} tokens)" for alias, window in small)
-        raise TooLarge(
-            f"the prompt is about {estimate:,} tokens, larger than the context window of {named}. "
-            "Trim the prompt or pick a collection with larger windows (GET /v1/models shows "
-            "each collection's together.context_window).",
-            param="messages",
-            code="context_length_exceeded",
-        )
+        raise TooLarge(too_large_message(small), param="messages", code="context_length_exceeded")
     for alias in options.nominees:
         if alias not in snapshot.models:
             found = close_matches(alias, snapshot.models)
@@ -203,7 +225,9 @@ def read_request(snapshot: Snapshot, body: dict[str, Any], direct: Collection | 
                 param="bench.with",
                 code="unknown_model",
             )
-    return Draft(collection=collection, name=name, options=options, content=content, estimate=estimate, body=body)
+    return Draft(
+        collection=collection, name=name, options=options, content=content, estimate=estimate, body=body, size=size
+    )
 
 
 DIRECT = "(direct)"  # the collection name of panels that ask models one by one; no collection has it
@@ -270,7 +294,7 @@ def seat_panel(
     now: float,
     rng: random.Random,
 ) -> PreparedPanel:
-    collection, body, images = draft.collection, draft.body, draft.images
+    collection, body, images, size = draft.collection, draft.body, draft.images, draft.sized
     members: list[Candidate] = []
     missing: list[Skipped] = []
     for alias in collection["members"]:
@@ -278,12 +302,12 @@ def seat_panel(
         if model is None:
             missing.append(Skipped(seat="member", alias=alias, why="not on the roster any more"))
         else:
-            members.append(_candidate(model, shape, snapshot, history))
-    nominees = [_candidate(snapshot.models[alias], shape, snapshot, history) for alias in draft.options.nominees]
+            members.append(_candidate(model, shape, snapshot, history, size))
+    nominees = [_candidate(snapshot.models[alias], shape, snapshot, history, size) for alias in draft.options.nominees]
     estimate = draft.estimate
     limits = snapshot.gateway
     max_explorers, max_calls = seat_limits(collection, limits)
-    pool = [_candidate(m, shape, snapshot, history) for m in snapshot.models.values()]
+    pool = [_candidate(m, shape, snapshot, history, size) for m in snapshot.models.values()]
     plan = plan_seats(
         members,
         nominees,

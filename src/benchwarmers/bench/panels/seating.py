@@ -26,6 +26,7 @@ class Candidate:
     went_paid: bool = False  # unacknowledged went-paid alert
     cooldown_until: float | None = None  # epoch seconds
     window: int | None = None  # None = unknown
+    prompt: int | None = None  # this model's own estimate of the prompt (its learned ratio); None = the panel's
     vision: bool | None = None  # None = unknown
     last_seated: float | None = None  # last time seated on this shape; None = never
     useful: int = 0  # verdicts on this shape
@@ -68,7 +69,17 @@ def explorer_count(members: int, max_explorers: int = 2, max_calls: int = 5) -> 
 
 def too_small(members: Sequence[Candidate], estimate: int) -> list[Candidate]:
     """Members whose known window cannot hold the prompt (unknown windows never refuse)."""
-    return [m for m in members if m.window is not None and m.window < estimate]
+    return [m for m in members if not fits(m, estimate)]
+
+
+def prompt_of(c: Candidate, estimate: int) -> int:
+    """The prompt's tokens for this model: its own estimate where it has one, else the panel's."""
+    return estimate if c.prompt is None else c.prompt
+
+
+def fits(c: Candidate, estimate: int) -> bool:
+    """Whether the prompt fits the model's known window (an unknown window always does)."""
+    return c.window is None or c.window >= prompt_of(c, estimate)
 
 
 def family_of(candidate: Candidate) -> str:
@@ -91,7 +102,7 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
         and not c.retiring
         and not c.retired
         and (c.cooldown_until is None or c.cooldown_until <= now)
-        and (c.window is None or c.window >= estimate)
+        and fits(c, estimate)
         and (not images or c.vision is True)
     )
 
@@ -171,11 +182,11 @@ def plan_seats(
                 continue
             considered.add(cand.alias)
             gap = _vision_gap(cand) if images else None
-            if gap is None and kind == "nominee" and cand.window is not None and cand.window < estimate:
+            if gap is None and kind == "nominee" and not fits(cand, estimate):
                 # Members this small refuse the request (413) before seating; a nominee is the caller's
                 # extra, skipped rather than called into a context error.
                 gap = f"its context window ({cand.window:,} tokens) is smaller than the prompt "
-                gap += f"(about {estimate:,} tokens)"
+                gap += f"(about {prompt_of(cand, estimate):,} tokens)"
             if gap:
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue

@@ -48,6 +48,7 @@ from benchwarmers.bench.panels.reply import (
 )
 from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
+from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
 from benchwarmers.redaction import scrub_text
@@ -134,7 +135,7 @@ class Panels:
         if collection is None and without:
             named = resolve_collection(snapshot, body.get("model"))[0]
             collection = {**named, "members": [m for m in named["members"] if m not in without]}
-        draft = read_request(snapshot, body, collection)
+        draft = read_request(snapshot, body, collection, self.state.ratios)
         await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(
@@ -455,6 +456,7 @@ class Panels:
             "seconds": round(seconds, 3),
             "response": reply,
         }
+        panel_row["prompt_chars"], panel_row["prompt_kind"] = prompt_columns(panel)
         seat_rows: list[SeatRow] = [
             {
                 "call": o.call,
@@ -485,6 +487,7 @@ class Panels:
             self.state.metrics.unrecorded(panel.collection["name"])
             raise
         self.state.metrics.panel(panel.collection["name"], outcomes)
+        learn_ratios(self.state.ratios, panel, outcomes)
         if self.state.tracing.tracer() is not None:  # else no snapshot is needed (a stat call)
             self.state.tracing.seats(await self.state.snapshot(), outcomes)
         for o in outcomes:
