@@ -103,8 +103,9 @@ def without_query(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """What an image URL carries that must not be written down even when quoted back without the URL:
-    its query string and fragment, each query value (as sent and decoded), and its password."""
+    """What an image URL carries that must not be written down even when quoted back: its query string
+    and fragment, each query value (as sent and decoded), its password, and its userinfo as `user:pw@`
+    (removed where it follows `://`, however short)."""
     if not url[:8].lower().startswith(("http://", "https://")):
         return []
     try:
@@ -112,7 +113,8 @@ def url_secrets(url: str) -> list[str]:
         password = parts.password
     except ValueError:
         return [url]
-    found = [parts.query, parts.fragment, password or ""]
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    found = [parts.query, parts.fragment, password or "", userinfo + at if userinfo else ""]
     for piece in parts.query.split("&"):
         value = piece.partition("=")[2]
         found += [value, unquote(value)]
@@ -161,8 +163,11 @@ def scrub_urls(text: str) -> str:
 
 def _remove_secrets(text: str, secrets: Iterable[str]) -> str:
     # Longest first: a query string goes whole before the values inside it are looked for.
-    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LEN}, key=len, reverse=True):
-        if secret in text:
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        if secret.endswith("@"):
+            # A URL's `user:pw@` (url_secrets): often short, so only as a URL's userinfo, the host kept.
+            text = text.replace("://" + secret, "://" + REDACTED + "@")
+        if len(secret) >= _MIN_SECRET_LEN and secret in text:
             text = text.replace(secret, REDACTED)
     return text
 
