@@ -14,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers import __version__
+from benchwarmers.bench.caller import Caller
 from benchwarmers.cli.app import app
 from tests.test_gateway_panels import ask, collection
 
@@ -126,3 +127,33 @@ def test_version_and_completion():
     assert shown.exit_code == 0
     assert "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
     assert shown.stdout.rstrip().endswith("complete -o default -F _benchwarmers_completion benchwarmers")
+
+
+def closed_pipe(args: list[str], server) -> subprocess.CompletedProcess:
+    """`benchwarmers ARGS` with stdout a pipe whose reader has gone, as after `| head` has read its lines:
+    the read end is closed before the command starts, so its first write fails (no race with a reader)."""
+    env = {**os.environ, "BENCHWARMERS_HOME": str(server.settings.home), "BENCHWARMERS_URL": server.url}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [BENCHWARMERS, *args], stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120, check=False
+        )
+    finally:
+        os.close(write)
+
+
+def test_a_closed_pipe_ends_every_writer_quietly_with_141(bench_with_roster, client, tmp_path):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    call = ask(client, "bench/pair").bench["seats"][0]["call"]
+    bench_with_roster.admin(lambda b: b.verdicts.record({"call": call, "useful": True}, Caller()))
+    for args in (
+        ["export", "calls"],  # bytes on sys.stdout.buffer, inside a read of the log
+        ["export", "verdicts"],
+        ["export", "calls", "--output", str(tmp_path / "calls.jsonl")],  # rich's console.print
+        ["log"],  # a piped table
+        ["log", "--json"],
+        ["version"],  # typer.echo
+    ):
+        ended = closed_pipe(args, bench_with_roster)
+        assert (ended.returncode, ended.stderr) == (141, ""), args

@@ -22,7 +22,16 @@ from benchwarmers.errors import BenchError
 from benchwarmers.settings import Settings
 
 T = TypeVar("T")
-console = Console(highlight=False, soft_wrap=True)
+
+
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit 1 here; the root command handles a closed pipe for every writer (cli/app.py).
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _Stdout(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -45,6 +54,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     except BenchError as exc:
         raise fail(exc.message) from None
+    except BrokenPipeError:
+        raise  # stdout's reader has gone (`| head`): not an error; the root command ends quietly (cli/app.py)
     except OSError as exc:
         raise fail(f"{type(exc).__name__}: {exc}") from None
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import StrEnum
@@ -70,11 +71,13 @@ async def export(
     """Export the call log, the verdicts or the whole bench as JSON lines (images only as placeholders)."""
     handle = _private(output) if output else sys.stdout.buffer
     count = 0
+    lines = export_bench(bench.state) if kind is ExportKind.bench else bench.log.export(kind.value)
     try:
-        lines = export_bench(bench.state) if kind is ExportKind.bench else bench.log.export(kind.value)
-        async for line in lines:
-            handle.write(orjson.dumps(line) + b"\n")
-            count += 1
+        # Closed here if a write fails (a closed pipe), so its read ends now, not in asyncio's shutdown.
+        async with contextlib.aclosing(lines):
+            async for line in lines:
+                handle.write(orjson.dumps(line) + b"\n")
+                count += 1
     finally:
         if output:
             handle.close()

@@ -4,7 +4,7 @@ newest ids (what the dashboard polls), and the whole log as rows for exports."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from benchwarmers.bench.caller import Caller
@@ -77,7 +77,7 @@ class CallLog:
         async with self.state.read() as conn:
             return {"ids": await counts.newest_panel_ids(conn, limit), "verdict": await newest_verdict(conn)}
 
-    async def export(self, kind: str) -> AsyncIterator[dict[str, Any]]:
+    async def export(self, kind: str) -> AsyncGenerator[dict[str, Any], None]:
         """Every line of one export: `calls` (one seat each), `verdicts`, or `evidence` (one judged
         seated seat each). Requests come as stored: images only as placeholders."""
         async with self.state.read() as conn:
