@@ -116,7 +116,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all', 'merged' or 'pick', not 'some'"),
         (
             ["ok", "--member", "p/qwen3-32b", "--shape", "poetry"],
-            "shape 'poetry' is not known; shapes are: "
+            "shape 'poetry' is not known. Shapes are: "
             "general, review, design, enumeration, code, writing, math, vision",
         ),
     ],

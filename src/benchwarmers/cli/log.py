@@ -33,6 +33,8 @@ async def log(
     if collection and collection.startswith("bench/"):
         collection = collection.removeprefix("bench/")
     panels = await bench.log.panels(limit=limit, owed=owed, collection=collection, alias=model)
+    if not panels:
+        await bench.log.check_names(collection=collection, alias=model)
     if as_json:
         print_json(panels)
         return

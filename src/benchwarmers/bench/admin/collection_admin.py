@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import suggest, validate_collection
+from benchwarmers.bench.admin.collection_rules import validate_collection
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
 from benchwarmers.store import collection_rows

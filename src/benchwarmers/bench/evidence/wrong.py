@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
 from benchwarmers.store import evidence
