@@ -114,8 +114,8 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
     assert bad.status_code == 400
     assert bad.json() == {
         "error": {
-            "message": "shape 'nope' is not known. Did you mean code? Shapes are: general, review, design, enumeration, code, writing, "
-            "math, vision",
+            "message": "shape 'nope' is not known. Did you mean code? Shapes are: general, review, design, "
+            "enumeration, code, writing, math, vision",
             "type": "invalid_request_error",
             "param": "shape",
             "code": "invalid_request",
