@@ -27,3 +27,9 @@ def unknown_shape(shape: str, shapes: Iterable[str], what: str = "shape") -> str
     """The refusal of a shape that is not configured: the close ones, then every one."""
     shapes = list(shapes)
     return f"{what} {shape!r} is not known.{suggest(shape, shapes)} Shapes are: {', '.join(shapes)}"
+
+
+def collection_name(given: str) -> str:
+    """A collection as a person names it, NAME or bench/NAME (as `ask` and the API's model take it):
+    its bare name, as stored."""
+    return given.strip().removeprefix("bench/")

@@ -23,7 +23,7 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.caller import Caller
-from benchwarmers.bench.names import suggest
+from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.pacing import scopes_of
 from benchwarmers.bench.panels.ids import PanelIds
 from benchwarmers.bench.panels.prepare import request_hash, seat_limits
@@ -130,7 +130,7 @@ class SuiteRuns:
         if repeat < 1:
             raise InvalidRequest("--repeat must be at least 1")
         snapshot = await self.state.snapshot()
-        name = (collection or "").removeprefix("bench/")
+        name = collection_name(collection or "")
         _check_target(snapshot, name, [*models, *([judge] if judge else [])])
         plan = {
             "tasks": [t.id for t in tasks],
@@ -151,7 +151,7 @@ class SuiteRuns:
     ) -> dict[str, Any]:
         """What a run would ask of each model, and the least time the known limits allow it."""
         snapshot = await self.state.snapshot()
-        name = (collection or "").removeprefix("bench/")
+        name = collection_name(collection or "")
         _check_target(snapshot, name, models)
         asked = list(models) or [a for a in snapshot.collections[name]["members"] if a in snapshot.models]
         tokens = [tokens_for(len(t.prompt())) for t in tasks]

@@ -15,6 +15,7 @@ import typer
 
 from benchwarmers.bench.admin.onboarding import Offer, find_offers, propose_members, registered_as
 from benchwarmers.bench.admin.presets import PRESETS, preset
+from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import describe
 from benchwarmers.cli.common import console, with_bench
@@ -49,6 +50,7 @@ async def _add(bench: Bench, offer: Offer) -> None:
 
 
 async def _first_collection(bench: Bench, name: str, yes: bool) -> None:
+    name = collection_name(name)
     snapshot = await bench.state.snapshot()
     if name in snapshot.collections:
         console.print(f"collection bench/{name} exists already", markup=False)

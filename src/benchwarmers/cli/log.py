@@ -6,6 +6,7 @@ import time
 
 import typer
 
+from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.panels.log import prompt_text
 from benchwarmers.bench.records import LoggedSeat
 from benchwarmers.bench.services import Bench
@@ -24,14 +25,13 @@ def _verdict(seat: LoggedSeat) -> str:
 async def log(
     bench: Bench,
     owed: bool = typer.Option(False, "--owed", help="only panels with seats awaiting a verdict"),
-    collection: str = typer.Option(None, "--collection", help="only this collection (NAME or bench/NAME)"),
+    collection: str | None = typer.Option(None, "--collection", help="only this collection (NAME or bench/NAME)"),
     model: str = typer.Option(None, "--model", help="only panels where this model alias sat"),
     limit: int = typer.Option(20, "--limit", min=1, max=1000, help="at most N panels"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: the panels with their seats and verdicts"),
 ) -> None:
     """List recent panels, one line per seat with its call id (judge them with `benchwarmers verdict`)."""
-    if collection and collection.startswith("bench/"):
-        collection = collection.removeprefix("bench/")
+    collection = collection_name(collection) if collection else None
     panels = await bench.log.panels(limit=limit, owed=owed, collection=collection, alias=model)
     if not panels:
         await bench.log.check_names(collection=collection, alias=model)

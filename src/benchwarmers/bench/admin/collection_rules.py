@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from benchwarmers.bench.names import suggest, unknown_shape
+from benchwarmers.bench.names import collection_name, suggest, unknown_shape
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store.records import CollectionFields
 
@@ -22,7 +22,7 @@ DEFAULT_MAX_CALLS = 5
 def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> CollectionFields:
     """Check a collection as the user gave it; return it normalised. Raises InvalidRequest saying what."""
     roster = set(roster)
-    name = str(data.get("name") or "")
+    name = collection_name(str(data.get("name") or ""))
     if not NAME.match(name) or len(name) > 64:
         raise InvalidRequest(
             f"collection name {name!r} is not valid: use lower-case letters, digits and '-' (at most 64)",
