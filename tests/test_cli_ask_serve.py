@@ -13,7 +13,7 @@ import orjson
 from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
-from tests.benchserver import free_port
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.test_gateway_panels import ask, collection
 
 BENCHWARMERS = str(Path(sys.executable).with_name("benchwarmers"))
@@ -108,3 +108,25 @@ def test_every_command_suggests_close_names_for_a_typo_and_exits_1(bench_with_ro
         assert result.output.count("\n") == 1, (args, result.output)
     # A filter that matches nothing on a name the bench knows is an empty log, not an error.
     assert CliRunner().invoke(app, ["log", "--model", "fake/phi-4"]).exit_code == 0
+
+
+def test_ask_on_a_keyed_bench_says_to_set_benchwarmers_key(fake, tmp_path, monkeypatch):
+    server = BenchServer(tmp_path / "home", require_keys=True).start()
+    try:
+        add_fake_endpoint(server, fake, models=[listed("phi-4")])
+        collection(server, "solo", ["phi-4"], max_explorers=0)
+        key, _ = server.admin(lambda bench: bench.keys.create("ci"))
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        missing = CliRunner().invoke(app, ["ask", "solo", "hi"])
+        assert (missing.exit_code, missing.output) == (
+            1,
+            "error: this bench requires a gateway key: set BENCHWARMERS_KEY to yours "
+            "(an admin makes one with `benchwarmers key create NAME`)\n",
+        )
+        server.admin(lambda bench: bench.keys.revoke("ci"))
+        monkeypatch.setenv("BENCHWARMERS_KEY", key)
+        revoked = CliRunner().invoke(app, ["ask", "solo", "hi"])
+        assert revoked.exit_code == 1
+        assert revoked.output.startswith("error: the bench refused BENCHWARMERS_KEY: ")
+    finally:
+        server.stop()
