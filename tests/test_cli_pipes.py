@@ -5,12 +5,14 @@ from stdin; `--json` parses on every listing command (in-process: the same code 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from benchwarmers import __version__
@@ -157,3 +159,23 @@ def test_a_closed_pipe_ends_every_writer_quietly_with_141(bench_with_roster, cli
     ):
         ended = closed_pipe(args, bench_with_roster)
         assert (ended.returncode, ended.stderr) == (141, ""), args
+
+
+def _command_paths(command, path=()):
+    yield list(path)
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _command_paths(sub, (*path, name))
+
+
+def test_help_shows_no_bool_or_list_metavars_for_options():
+    paths = list(_command_paths(typer.main.get_command(app)))
+    assert len(paths) > 60
+    runner = CliRunner()
+    for path in paths:
+        shown = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        assert shown.exit_code == 0, (path, shown.output)
+        options = [line for line in shown.output.splitlines() if line.startswith("│ -")]
+        assert [line for line in options if "<bool>" in line or "<list[" in line] == [], path
+    member = runner.invoke(app, ["collection", "add", "--help"], terminal_width=200).output
+    assert "--member               <str>  model alias (repeat for each member)" in member
+    assert re.search(r"--help +Show this message and exit\.", member)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperGroup, TyperOption
 
 from benchwarmers import __version__
 from benchwarmers.cli import (
@@ -51,8 +51,27 @@ def _closed_pipe_ends_quietly() -> Iterator[None]:
         raise typer.Exit(141) from None
 
 
+def _plain_metavars(command: Any, ctx: Any) -> None:
+    """Typer shows a flag's type as `<bool>` and a repeated option's as `<list[str]>`: a flag takes
+    no value, and a repeated option one value each time (`--member ALIAS --member ALIAS`)."""
+    help_option = command.get_help_option(ctx)
+    for param in [*command.params, *([help_option] if help_option else [])]:
+        if not isinstance(param, TyperOption) or param.metavar is not None:
+            continue
+        if param.is_flag:
+            param.metavar = ""
+        elif param.multiple:
+            param.metavar = f"<{param.bare_type().removeprefix('list[').removesuffix(']')}>"
+    for sub in getattr(command, "commands", {}).values():
+        _plain_metavars(sub, ctx)
+
+
 class Commands(TyperGroup):
-    """The root command: a closed pipe is handled here, once for every command."""
+    """The root command: help shows plain metavars, and a closed pipe is handled here, once for every command."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _plain_metavars(self, ctx)  # before any help is shown: this parse may show the root's
+        return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:  # typer.Context, as typer's own click types it
         with _closed_pipe_ends_quietly():
