@@ -179,3 +179,26 @@ def test_help_shows_no_bool_or_list_metavars_for_options():
     member = runner.invoke(app, ["collection", "add", "--help"], terminal_width=200).output
     assert "--member               <str>  model alias (repeat for each member)" in member
     assert re.search(r"--help +Show this message and exit\.", member)
+
+
+def test_piped_numbers_are_plain_the_leaderboard_has_a_shape_column_and_the_log_says_it_stopped(
+    bench_with_roster, client
+):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    calls = [ask(client, "bench/pair", f"question {i}").bench["seats"][0]["call"] for i in range(3)]
+    bench_with_roster.admin(lambda b: b.verdicts.record({"call": calls[0], "useful": True}, Caller()))
+
+    big = shell(f"{BENCHWARMERS} model list | awk -F'\\t' 'NR > 1 && $2 > 100000 {{print $1}}'", bench_with_roster)
+    assert sorted(big.stdout.split()) == ["fake/glm-4.5-air", "fake/kimi-k2", "fake/llama-3.3-70b", "fake/qwen3-coder"]
+
+    board = shell(f"{BENCHWARMERS} leaderboard", bench_with_roster)
+    assert board.returncode == 0, board.stderr
+    header, *rows = board.stdout.splitlines()
+    assert header.split("\t")[:3] == ["shape", "rank", "model"]
+    assert {row.split("\t")[0] for row in rows} == {"general"} and len(rows) == 2
+    assert "general · 1 judged of 3 panels; best for general: " in board.stderr
+
+    owed = shell(f"{BENCHWARMERS} log --owed --limit 2", bench_with_roster)
+    assert owed.returncode == 0, owed.stderr
+    assert len(owed.stdout.splitlines()) == 1 + 2 * 2  # the header, two panels of two seats each
+    assert "the newest 2 of 3 panels owing a verdict are shown: --limit 3 shows them all\n" in owed.stderr

@@ -13,7 +13,7 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
-from benchwarmers.cli.common import console, hint, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import Grouped, console, hint, print_json, progress_bar, table, with_bench
 
 app = typer.Typer(
     help="The catalog: what the bench knows of each model, and where it learned it.", no_args_is_help=True
@@ -28,8 +28,8 @@ def _when(at: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else ""
 
 
-def _window(value: int | None) -> str:
-    return f"{value:,}" if value else "?"
+def _window(value: int | None) -> Grouped | str:
+    return Grouped(value) if value else "?"
 
 
 # -- catalog refresh ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.cli.common import hint, print_json, table, with_bench
 
 PROMPT_SHOWN = 60  # characters of a prompt in the table
+MAX_LIMIT = 1000
 
 
 def _verdict(seat: LoggedSeat) -> str:
@@ -27,12 +28,15 @@ async def log(
     owed: bool = typer.Option(False, "--owed", help="only panels with seats awaiting a verdict"),
     collection: str | None = typer.Option(None, "--collection", help="only this collection (NAME or bench/NAME)"),
     model: str = typer.Option(None, "--model", help="only panels where this model alias sat"),
-    limit: int = typer.Option(20, "--limit", min=1, max=1000, help="at most N panels"),
+    limit: int = typer.Option(20, "--limit", min=1, max=MAX_LIMIT, help="at most N panels"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: the panels with their seats and verdicts"),
 ) -> None:
     """List recent panels, one line per seat with its call id (judge them with `benchwarmers verdict`)."""
     collection = collection_name(collection) if collection else None
-    panels = await bench.log.panels(limit=limit, owed=owed, collection=collection, alias=model)
+    # One more than shown: whether the list stops at the limit or the log ends there.
+    panels = await bench.log.panels(limit=limit + 1, owed=owed, collection=collection, alias=model)
+    more = len(panels) > limit
+    panels = panels[:limit]
     if not panels:
         await bench.log.check_names(collection=collection, alias=model)
     if as_json:
@@ -57,6 +61,12 @@ async def log(
                 )
             )
     table(None, ["call", "at", "collection", "model", "status", "verdict", "prompt"], rows)
+    if more:
+        total = await bench.log.count(owed=owed, collection=collection, alias=model)
+        hint(
+            f"the newest {limit} of {total:,} panels{' owing a verdict' if owed else ''} are shown: "
+            f"--limit {min(total, MAX_LIMIT)} shows {'them all' if total <= MAX_LIMIT else 'more'}"
+        )
     if rows and any(r[5] == "owed" for r in rows):
         hint("judge one: benchwarmers verdict CALL --useful|--not-useful [--note ...]")
     elif not rows:
