@@ -163,12 +163,19 @@ def scrub_urls(text: str) -> str:
 
 def _remove_secrets(text: str, secrets: Iterable[str]) -> str:
     # Longest first: a query string goes whole before the values inside it are looked for.
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        if secret.endswith("@"):
-            # A URL's `user:pw@` (url_secrets): often short, so only as a URL's userinfo, the host kept.
-            text = text.replace("://" + secret, "://" + REDACTED + "@")
-        if len(secret) >= _MIN_SECRET_LEN and secret in text:
+    for secret in sorted({s for s in secrets if s and len(s) >= _MIN_SECRET_LEN}, key=len, reverse=True):
+        if secret in text:
             text = text.replace(secret, REDACTED)
+    return text
+
+
+def _remove_userinfo(text: str, secrets: Iterable[str]) -> str:
+    """An image URL's `user:pw@` (url_secrets) where a quoted URL carries it, however short, the host
+    kept; before _remove_secrets, which would leave the user name beside a redacted password."""
+    if "://" not in text:
+        return text
+    for userinfo in {s for s in secrets if s.endswith("@")}:
+        text = text.replace("://" + userinfo, "://" + REDACTED + "@")
     return text
 
 
@@ -176,7 +183,7 @@ def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """Error text as it may be kept: no data URLs or base64 runs, none of the given secrets, no bearer
     tokens, key-shaped strings, URL passwords, or URL query strings and fragments."""
     text = scrub_payloads(text)
-    text = _remove_secrets(text, secrets)
+    text = _remove_secrets(_remove_userinfo(text, secrets), secrets)
     # Cheap substring checks first: most texts contain none of these.
     if "earer" in text or "EARER" in text:
         text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
@@ -190,7 +197,7 @@ def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
     secrets and nothing shaped like a gateway key. Other key-shaped text is content (an `sk-...` in
     an example)."""
     text = scrub_payloads(text)
-    text = _remove_secrets(text, secrets)
+    text = _remove_secrets(_remove_userinfo(text, secrets), secrets)
     if "bwk_" in text:
         text = _GATEWAY_KEY.sub(REDACTED, text)
     return text
