@@ -91,7 +91,7 @@ def test_a_key_is_stored_as_its_sha256_and_logged_without_it(keyed):
     [
         ("Bad Name", None, None, 400, "key name 'Bad Name' is not valid"),
         ("local", None, None, 400, "key name 'local' is reserved for callers without a key"),
-        ("ci", ["alhpa"], None, 404, "no collection bench/alhpa. Did you mean alpha?"),
+        ("ci", ["alhpa"], None, 404, "no collection bench/alhpa. Did you mean bench/alpha?"),
         ("ci", [], None, 400, "collections is empty"),
         ("ci", None, 0, 400, "rpm must be a whole number of requests a minute from 1 to 100000"),
         ("ci", None, "5", 400, "rpm must be a whole number"),

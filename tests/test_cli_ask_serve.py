@@ -13,8 +13,8 @@ import orjson
 from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
-from tests.benchserver import free_port
-from tests.test_gateway_panels import collection
+from tests.benchserver import BenchServer, add_fake_endpoint, free_port, listed
+from tests.test_gateway_panels import ask, collection
 
 BENCHWARMERS = str(Path(sys.executable).with_name("benchwarmers"))
 
@@ -81,3 +81,52 @@ def test_serve_answers_healthz_and_migrates_on_start(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def test_every_command_suggests_close_names_for_a_typo_and_exits_1(bench_with_roster, client, monkeypatch):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    ask(client, "bench/pair")
+    monkeypatch.setenv("BENCHWARMERS_URL", bench_with_roster.url)
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
+    shapes = "Shapes are: general, review, design, enumeration, code, writing, math, vision"
+    on_roster = "is not on the roster. Did you mean fake/deepseek-r1?"
+    for args, message in (
+        (["ask", "bench/piar", "hi"], "404: collection bench/piar does not exist. Did you mean bench/pair? "),
+        (["ask", "pair", "hi", "--shape", "reviw"], "400: bench.shape 'reviw' is not known. Did you mean review? "),
+        (["ask", "pair", "hi", "--with", "deepsek-r1"], f"400: bench.with names 'deepsek-r1', which {on_roster}"),
+        (["log", "--model", "deepsek-r1"],
+         "no model 'deepsek-r1' on the roster or in the log. Did you mean fake/deepseek-r1?\n"),
+        (["log", "--collection", "bench/piar"], "no collection bench/piar. Did you mean bench/pair?\n"),
+        (["suite", "run", "--model", "deepsek-r1"], f"'deepsek-r1' {on_roster} `benchwarmers model"),
+        (["suite", "run", "--dry-run", "--model", "deepsek-r1"], f"'deepsek-r1' {on_roster} "),
+        (["suite", "run", "--collection", "piar"], "collection bench/piar does not exist. Did you mean bench/pair? "),
+        (["leaderboard", "--shape", "reviw"], f"shape 'reviw' is not known. Did you mean review? {shapes}\n"),
+    ):  # fmt: skip
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 1, (args, result.output)
+        assert result.output.startswith(f"error: {message}"), (args, result.output)
+        assert result.output.count("\n") == 1, (args, result.output)
+    # A filter that matches nothing on a name the bench knows is an empty log, not an error.
+    assert CliRunner().invoke(app, ["log", "--model", "fake/phi-4"]).exit_code == 0
+
+
+def test_ask_on_a_keyed_bench_says_to_set_benchwarmers_key(fake, tmp_path, monkeypatch):
+    server = BenchServer(tmp_path / "home", require_keys=True).start()
+    try:
+        add_fake_endpoint(server, fake, models=[listed("phi-4")])
+        collection(server, "solo", ["phi-4"], max_explorers=0)
+        key, _ = server.admin(lambda bench: bench.keys.create("ci"))
+        monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+        missing = CliRunner().invoke(app, ["ask", "solo", "hi"])
+        assert (missing.exit_code, missing.output) == (
+            1,
+            "error: this bench requires a gateway key: set BENCHWARMERS_KEY to yours "
+            "(an admin makes one with `benchwarmers key create NAME`)\n",
+        )
+        server.admin(lambda bench: bench.keys.revoke("ci"))
+        monkeypatch.setenv("BENCHWARMERS_KEY", key)
+        revoked = CliRunner().invoke(app, ["ask", "solo", "hi"])
+        assert revoked.exit_code == 1
+        assert revoked.output.startswith("error: the bench refused BENCHWARMERS_KEY: ")
+    finally:
+        server.stop()

@@ -124,7 +124,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         (["ok", "--member", "p/qwen3-32b", "--reply", "some"], "reply must be 'all', 'merged' or 'pick', not 'some'"),
         (
             ["ok", "--member", "p/qwen3-32b", "--shape", "poetry"],
-            "shape 'poetry' is not known; shapes are: "
+            "shape 'poetry' is not known. Shapes are: "
             "general, review, design, enumeration, code, writing, math, vision",
         ),
     ],
@@ -171,3 +171,16 @@ def test_export_and_import_round_trip_exactly(cli, tmp_path, monkeypatch, fake_u
         1,
         f"error: {broken} must hold a JSON list of collections, as `collection export` writes\n",
     )
+
+
+def test_a_collection_is_taken_as_name_or_bench_name_everywhere(cli):
+    made = cli("collection", "add", "bench/x", "--member", "p/qwen3-32b")
+    assert made == (0, "created bench/x: 1 member(s) + 2 explorer seat(s)\n")
+    assert orjson.loads(cli("collection", "show", "bench/x")[1])["name"] == "x"
+    assert cli("collection", "edit", "bench/x", "--description", "a test") == (0, "updated bench/x\n")
+    assert orjson.loads(cli("collection", "show", "x")[1])["description"] == "a test"
+    logged = cli("log", "--collection", "bench/x")  # known, with no panels yet: an empty log, not an error
+    assert (logged[0], logged[1].splitlines()[-1]) == (0, "no panels yet: benchwarmers ask bench/NAME 'prompt'")
+    assert cli("collection", "show", "bench/xx") == (1, "error: no collection named 'xx'. Did you mean x?\n")
+    assert cli("collection", "remove", "bench/x") == (0, "removed bench/x\n")
+    assert cli("collection", "list", "--json") == (0, "[]\n")

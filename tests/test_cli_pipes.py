@@ -5,15 +5,18 @@ from stdin; `--json` parses on every listing command (in-process: the same code 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import orjson
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from benchwarmers import __version__
+from benchwarmers.bench.caller import Caller
 from benchwarmers.cli.app import app
 from tests.test_gateway_panels import ask, collection
 
@@ -126,3 +129,76 @@ def test_version_and_completion():
     assert shown.exit_code == 0
     assert "_BENCHWARMERS_COMPLETE=complete_bash" in shown.stdout
     assert shown.stdout.rstrip().endswith("complete -o default -F _benchwarmers_completion benchwarmers")
+
+
+def closed_pipe(args: list[str], server) -> subprocess.CompletedProcess:
+    """`benchwarmers ARGS` with stdout a pipe whose reader has gone, as after `| head` has read its lines:
+    the read end is closed before the command starts, so its first write fails (no race with a reader)."""
+    env = {**os.environ, "BENCHWARMERS_HOME": str(server.settings.home), "BENCHWARMERS_URL": server.url}
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            [BENCHWARMERS, *args], stdout=write, stderr=subprocess.PIPE, text=True, env=env, timeout=120, check=False
+        )
+    finally:
+        os.close(write)
+
+
+def test_a_closed_pipe_ends_every_writer_quietly_with_141(bench_with_roster, client, tmp_path):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    call = ask(client, "bench/pair").bench["seats"][0]["call"]
+    bench_with_roster.admin(lambda b: b.verdicts.record({"call": call, "useful": True}, Caller()))
+    for args in (
+        ["export", "calls"],  # bytes on sys.stdout.buffer, inside a read of the log
+        ["export", "verdicts"],
+        ["export", "calls", "--output", str(tmp_path / "calls.jsonl")],  # rich's console.print
+        ["log"],  # a piped table
+        ["log", "--json"],
+        ["version"],  # typer.echo
+    ):
+        ended = closed_pipe(args, bench_with_roster)
+        assert (ended.returncode, ended.stderr) == (141, ""), args
+
+
+def _command_paths(command, path=()):
+    yield list(path)
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _command_paths(sub, (*path, name))
+
+
+def test_help_shows_no_bool_or_list_metavars_for_options():
+    paths = list(_command_paths(typer.main.get_command(app)))
+    assert len(paths) > 60
+    runner = CliRunner()
+    for path in paths:
+        shown = runner.invoke(app, [*path, "--help"], terminal_width=200)
+        assert shown.exit_code == 0, (path, shown.output)
+        options = [line for line in shown.output.splitlines() if line.startswith("│ -")]
+        assert [line for line in options if "<bool>" in line or "<list[" in line] == [], path
+    member = runner.invoke(app, ["collection", "add", "--help"], terminal_width=200).output
+    assert "--member               <str>  model alias (repeat for each member)" in member
+    assert re.search(r"--help +Show this message and exit\.", member)
+
+
+def test_piped_numbers_are_plain_the_leaderboard_has_a_shape_column_and_the_log_says_it_stopped(
+    bench_with_roster, client
+):
+    collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"], max_explorers=0)
+    calls = [ask(client, "bench/pair", f"question {i}").bench["seats"][0]["call"] for i in range(3)]
+    bench_with_roster.admin(lambda b: b.verdicts.record({"call": calls[0], "useful": True}, Caller()))
+
+    big = shell(f"{BENCHWARMERS} model list | awk -F'\\t' 'NR > 1 && $2 > 100000 {{print $1}}'", bench_with_roster)
+    assert sorted(big.stdout.split()) == ["fake/glm-4.5-air", "fake/kimi-k2", "fake/llama-3.3-70b", "fake/qwen3-coder"]
+
+    board = shell(f"{BENCHWARMERS} leaderboard", bench_with_roster)
+    assert board.returncode == 0, board.stderr
+    header, *rows = board.stdout.splitlines()
+    assert header.split("\t")[:3] == ["shape", "rank", "model"]
+    assert {row.split("\t")[0] for row in rows} == {"general"} and len(rows) == 2
+    assert "general · 1 judged of 3 panels; best for general: " in board.stderr
+
+    owed = shell(f"{BENCHWARMERS} log --owed --limit 2", bench_with_roster)
+    assert owed.returncode == 0, owed.stderr
+    assert len(owed.stdout.splitlines()) == 1 + 2 * 2  # the header, two panels of two seats each
+    assert "the newest 2 of 3 panels owing a verdict are shown: --limit 3 shows them all\n" in owed.stderr

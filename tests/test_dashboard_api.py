@@ -66,6 +66,18 @@ def test_collections_are_made_replaced_and_deleted_with_every_change_logged(benc
     ]
 
 
+def test_the_api_takes_a_collection_as_name_or_bench_name(bench_with_roster, client):
+    url = f"{bench_with_roster.url}/api/collections"
+    made = httpx2.post(url, json={"name": "bench/pair", "members": ["fake/phi-4"], "max_explorers": 0})
+    assert (made.status_code, made.json()["name"]) == (201, "pair")
+    replaced = httpx2.put(f"{url}/pair", json={"name": "bench/pair", "members": ["fake/kimi-k2"], "max_explorers": 0})
+    assert (replaced.status_code, replaced.json()["members"]) == (200, ["fake/kimi-k2"])
+    panel = ask(client, "bench/pair").bench["panel"]
+    for given in ("pair", "bench/pair"):
+        found = httpx2.get(f"{bench_with_roster.url}/api/panels", params={"collection": given}).json()["data"]
+        assert [p["id"] for p in found] == [panel], given
+
+
 @pytest.mark.parametrize(
     ("body", "param", "message"),
     [

@@ -215,7 +215,7 @@ def test_shape_and_window_checks() -> None:
     snapshot = Snapshot(version=1, shapes={"general": "", "review": ""})
     check_shape(snapshot, "review")
     check_shape(snapshot, "legacy", seen={"legacy"})  # evidence for a shape since removed still shows
-    with pytest.raises(InvalidRequest, match="shape 'nope' is not known; shapes are: general, review"):
+    with pytest.raises(InvalidRequest, match=r"shape 'nope' is not known\. Shapes are: general, review"):
         check_shape(snapshot, "nope")
     assert since_days(None) is None
     assert since_days(2, now=1_000_000.0) == 1_000_000.0 - 2 * 86_400

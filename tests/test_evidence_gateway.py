@@ -143,8 +143,8 @@ def test_leaderboard_cells_strengths_and_pick(bench_with_roster, judged_trio):
     assert bad.status_code == 400
     assert bad.json() == {
         "error": {
-            "message": "shape 'nope' is not known; shapes are: general, review, design, enumeration, code, writing, "
-            "math, vision",
+            "message": "shape 'nope' is not known. Did you mean code? Shapes are: general, review, design, "
+            "enumeration, code, writing, math, vision",
             "type": "invalid_request_error",
             "param": "shape",
             "code": "invalid_request",
@@ -194,7 +194,7 @@ def test_pinned_primary_wins_until_cleared_and_is_logged(bench_with_roster, judg
     assert cli("role", "list") == (0, "no roles pinned: the evidence picks the primary for every shape\n")
     assert cli("role", "clear", "primary", "review") == (1, "error: no primary is pinned for shape 'review'\n")
     assert cli("role", "set", "primary", "reviews", "fake/qwen3-32b")[1].startswith(
-        "error: shape 'reviews' is not known; shapes are: general, review,"
+        "error: shape 'reviews' is not known. Did you mean review? Shapes are: general, review,"
     )
     assert cli("role", "set", "primary", "review", "qwen3-32b") == (
         1,

@@ -198,7 +198,7 @@ def test_nominees_are_seated_once_and_unknown_ones_refused(bench_with_roster, cl
     assert response.status_code == 400
     assert response.json() == {
         "error": {
-            "message": "bench.with names 'qwen3-coder', which is not on the roster. Close matches: fake/qwen3-coder.",
+            "message": "bench.with names 'qwen3-coder', which is not on the roster. Did you mean fake/qwen3-coder?",
             "type": "invalid_request_error",
             "param": "bench.with",
             "code": "unknown_model",

@@ -119,7 +119,7 @@ def test_the_sdk_raises_the_right_exceptions(two_collections, client):
                 "messages": [{"role": "user", "content": "x"}],
                 "bench": {"shape": "poetry"},
             },
-            "bench.shape 'poetry' is not known; shapes are: general, review, design, enumeration, code, writing, "
+            "bench.shape 'poetry' is not known. Shapes are: general, review, design, enumeration, code, writing, "
             "math, vision",
             "bench.shape",
         ),

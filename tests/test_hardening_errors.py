@@ -102,10 +102,12 @@ def test_a_retry_count_that_is_not_a_whole_number_counts_as_no_retry(bench_with_
     first = httpx2.post(url, content=body, headers=JSON)
     replayed = httpx2.post(url, content=body, headers={**JSON, "x-stainless-retry-count": "1"})
     superscript = httpx2.post(url, content=body, headers={**JSON, "x-stainless-retry-count": "²".encode("latin-1")})
-    assert [first.status_code, replayed.status_code, superscript.status_code] == [200, 200, 200]
+    huge = httpx2.post(url, content=body, headers={**JSON, "x-stainless-retry-count": "9" * 5000})  # int() raises
+    assert [first.status_code, replayed.status_code, superscript.status_code, huge.status_code] == [200] * 4
     assert replayed.json()["bench"]["panel"] == first.json()["bench"]["panel"]
     assert superscript.json()["bench"]["panel"] != first.json()["bench"]["panel"]  # a new panel, not a replay
-    assert len(fake.chat_requests) == 2
+    assert huge.json()["bench"]["panel"] not in {first.json()["bench"]["panel"], superscript.json()["bench"]["panel"]}
+    assert len(fake.chat_requests) == 3
 
 
 def _nested(levels: int) -> bytes:

@@ -183,6 +183,29 @@ def test_a_blind_member_too_small_for_the_prompt_is_skipped_as_blind_not_refused
     )
 
 
+def test_an_answer_quoting_the_image_url_is_stored_without_its_userinfo_or_query(vision_bench, fake):
+    url = "https://user:pw@photos.example/chair.jpg?sig=secret-signature"
+    fake.script(
+        "acme-eye-1", respond=lambda data: f"I looked at {data['messages'][0]['content'][1]['image_url']['url']}"
+    )
+    vision_bench.admin(lambda b: b.gateway_settings.set_gateway(max_explorers=0))
+    create(vision_bench, "look", ["acme-eye-1"])
+    response = post(vision_bench, "bench/look", image_messages(url))
+    panel_id = response.json()["bench"]["panel"]
+
+    async def read(bench: Bench):
+        async with bench.state.read() as conn:
+            return await calls.list_panels(conn, panel_id=panel_id)
+
+    [panel] = vision_bench.admin(read)
+    quoted = "I looked at https://[redacted]@photos.example/chair.jpg?[redacted]"
+    assert [seat["answer"] for seat in panel["seats"]] == [quoted]
+    assert quoted in response.json()["choices"][0]["message"]["content"]
+    for path in vision_bench.settings.home.iterdir():
+        if path.name.startswith("bench.db"):
+            assert b"user:pw@" not in path.read_bytes(), path.name
+
+
 def test_models_list_says_vision_when_every_member_sees(vision_bench):
     create(vision_bench, "eyes", ["acme-eye-1", "zeta-eye-2"])
     create(vision_bench, "mixed", ["acme-eye-1", "acme-blind"])

@@ -30,7 +30,10 @@ def test_parse_duration(text: str, seconds: float) -> None:
     assert parse_duration(text) == pytest.approx(seconds)
 
 
-@pytest.mark.parametrize("text", ["", "soon", "-1", "12 parsecs", "1.2.3s", "m"])
+HUGE = "9" * 5000  # int() of it raises ValueError; float() reads inf, and int(inf) raises OverflowError
+
+
+@pytest.mark.parametrize("text", ["", "soon", "-1", "12 parsecs", "1.2.3s", "m", HUGE, f"{HUGE}s", f"1m{HUGE}s"])
 def test_parse_duration_rejects(text: str) -> None:
     assert parse_duration(text) is None
 
@@ -143,3 +146,17 @@ def test_parse_rate_limits_anthropic_style_and_garbage() -> None:
         }
     )
     assert info == RateLimitInfo(limits={"requests": 50}, remaining={"requests": 49})
+
+
+def test_huge_numbers_in_a_providers_headers_are_ignored() -> None:
+    headers = {
+        "retry-after": HUGE,
+        "x-ratelimit-limit-requests": HUGE,
+        "x-ratelimit-remaining-requests": "0",
+        "x-ratelimit-reset-requests": f"{HUGE}.5",
+        "x-ratelimit-limit-tokens": "60000",
+        "x-ratelimit-remaining-tokens": f"{HUGE};w=60",
+    }
+    assert parse_rate_limits(headers) == RateLimitInfo(limits={"tokens": 60000}, remaining={"requests": 0})
+    assert retry_after_seconds(headers, NOW) is None
+    assert retry_after_seconds({**headers, "x-ratelimit-reset-tokens": "7s"}, NOW) == 7.0

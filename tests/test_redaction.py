@@ -168,6 +168,7 @@ def test_without_query_and_url_secrets() -> None:
         "sig=abc%2Bdef&exp=1",
         "frag",
         "hunter22",
+        "bob:hunter22@",
         "abc%2Bdef",
         "abc+def",
         "1",
@@ -219,4 +220,23 @@ def test_redact_request_notes_the_secrets_of_image_urls() -> None:
         {"type": "text", "text": "[image: https://img.example/a.png?...]"},
         {"type": "text", "text": "[image: https://img.example/b.png]"},
     ]
-    assert redacted.hidden == ("sig=abcdefgh123", "abcdefgh123", "passw0rd!")
+    assert redacted.hidden == ("sig=abcdefgh123", "abcdefgh123", "passw0rd!", "u:passw0rd!@")
+
+
+def test_scrub_answer_removes_a_quoted_image_urls_userinfo_however_short() -> None:
+    hidden = redact_request(
+        {
+            "messages": [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "image_url", "image_url": {"url": "https://user:pw@img.example/a.png?sig=s3cret-sig"}}
+                    ],
+                }
+            ]
+        }
+    ).hidden
+    answer = "I fetched https://user:pw@img.example/a.png?sig=s3cret-sig; see also ftp://user:pw@other and user:pw"
+    assert scrub_answer(answer, hidden) == (
+        "I fetched https://[redacted]@img.example/a.png?[redacted]; see also ftp://[redacted]@other and user:pw"
+    )

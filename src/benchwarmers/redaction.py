@@ -103,8 +103,9 @@ def without_query(url: str) -> str:
 
 
 def url_secrets(url: str) -> list[str]:
-    """What an image URL carries that must not be written down even when quoted back without the URL:
-    its query string and fragment, each query value (as sent and decoded), and its password."""
+    """What an image URL carries that must not be written down even when quoted back: its query string
+    and fragment, each query value (as sent and decoded), its password, and its userinfo as `user:pw@`
+    (removed where it follows `://`, however short)."""
     if not url[:8].lower().startswith(("http://", "https://")):
         return []
     try:
@@ -112,7 +113,8 @@ def url_secrets(url: str) -> list[str]:
         password = parts.password
     except ValueError:
         return [url]
-    found = [parts.query, parts.fragment, password or ""]
+    userinfo, at, _ = parts.netloc.rpartition("@")
+    found = [parts.query, parts.fragment, password or "", userinfo + at if userinfo else ""]
     for piece in parts.query.split("&"):
         value = piece.partition("=")[2]
         found += [value, unquote(value)]
@@ -167,11 +169,21 @@ def _remove_secrets(text: str, secrets: Iterable[str]) -> str:
     return text
 
 
+def _remove_userinfo(text: str, secrets: Iterable[str]) -> str:
+    """An image URL's `user:pw@` (url_secrets) where a quoted URL carries it, however short, the host
+    kept; before _remove_secrets, which would leave the user name beside a redacted password."""
+    if "://" not in text:
+        return text
+    for userinfo in {s for s in secrets if s.endswith("@")}:
+        text = text.replace("://" + userinfo, "://" + REDACTED + "@")
+    return text
+
+
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
     """Error text as it may be kept: no data URLs or base64 runs, none of the given secrets, no bearer
     tokens, key-shaped strings, URL passwords, or URL query strings and fragments."""
     text = scrub_payloads(text)
-    text = _remove_secrets(text, secrets)
+    text = _remove_secrets(_remove_userinfo(text, secrets), secrets)
     # Cheap substring checks first: most texts contain none of these.
     if "earer" in text or "EARER" in text:
         text = _BEARER.sub(lambda m: m.group(1) + REDACTED, text)
@@ -185,7 +197,7 @@ def scrub_answer(text: str, secrets: Iterable[str] = ()) -> str:
     secrets and nothing shaped like a gateway key. Other key-shaped text is content (an `sk-...` in
     an example)."""
     text = scrub_payloads(text)
-    text = _remove_secrets(text, secrets)
+    text = _remove_secrets(_remove_userinfo(text, secrets), secrets)
     if "bwk_" in text:
         text = _GATEWAY_KEY.sub(REDACTED, text)
     return text

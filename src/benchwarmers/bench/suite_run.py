@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.pacing import scopes_of
 from benchwarmers.bench.panels.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels.ids import PanelIds
@@ -30,6 +31,7 @@ from benchwarmers.bench.panels.prepare import request_hash, seat_limits, too_sma
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.panels.service import Panels
+from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.suite_record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
 from benchwarmers.bench.suite_report import planned_units, task_view
@@ -48,6 +50,20 @@ JUDGE_RUBRIC = (
     "Known defect: {mechanism}\n\nClaim: {claim}\n\n"
     "Does the claim identify this defect's cause (not only its location)? Answer with one word: yes or no."
 )
+
+
+def _check_target(snapshot: Snapshot, collection: str, models: Sequence[str]) -> None:
+    """Refuse a collection or model that is not configured, with its close matches."""
+    if collection and collection not in snapshot.collections:
+        raise NotFound(
+            f"collection bench/{collection} does not exist."
+            f"{suggest(collection, snapshot.collections, prefix='bench/')} `benchwarmers collection list` shows them"
+        )
+    for alias in models:
+        if alias not in snapshot.models:
+            raise NotFound(
+                f"{alias!r} is not on the roster.{suggest(alias, snapshot.models)} `benchwarmers model list` shows it"
+            )
 
 
 @dataclass(frozen=True)
@@ -122,12 +138,8 @@ class SuiteRuns:
         if repeat < 1:
             raise InvalidRequest("--repeat must be at least 1")
         snapshot = await self.state.snapshot()
-        name = (collection or "").removeprefix("bench/")
-        if collection and name not in snapshot.collections:
-            raise NotFound(f"collection bench/{name} does not exist; `benchwarmers collection list` shows them")
-        for alias in [*models, *([judge] if judge else [])]:
-            if alias not in snapshot.models:
-                raise NotFound(f"{alias!r} is not on the roster; `benchwarmers model list` shows it")
+        name = collection_name(collection or "")
+        _check_target(snapshot, name, [*models, *([judge] if judge else [])])
         plan = {
             "tasks": [t.id for t in tasks],
             "repeat": repeat,
@@ -147,9 +159,8 @@ class SuiteRuns:
     ) -> dict[str, Any]:
         """What a run would ask of each model, and the least time the known limits allow it."""
         snapshot = await self.state.snapshot()
-        name = (collection or "").removeprefix("bench/")
-        if collection and name not in snapshot.collections:
-            raise NotFound(f"collection bench/{name} does not exist; `benchwarmers collection list` shows them")
+        name = collection_name(collection or "")
+        _check_target(snapshot, name, models)
         asked = list(models) or [a for a in snapshot.collections[name]["members"] if a in snapshot.models]
         tokens = [tokens_for(len(t.prompt())) for t in tasks]
         calls = len(tasks) * repeat

@@ -97,12 +97,26 @@ def ask(
     except ValueError:
         raise fail(f"{url} answered {response.status_code} with a body that is not JSON") from None
     if response.status_code != 200:
-        message = reply.get("error", {}).get("message") if isinstance(reply, dict) else None
+        error = reply.get("error") if isinstance(reply, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        if response.status_code == 401:
+            raise fail(_key_refused(message, given=bool(settings.key)))
         raise fail(f"{response.status_code}: {message or response.text[:300]}")
     if as_json:
         print_json(reply)
         return
     show_reply(reply)
+
+
+def _key_refused(message: str | None, *, given: bool) -> str:
+    """A 401 as a CLI user can act on: the server's message speaks of headers, the CLI sends the key
+    from BENCHWARMERS_KEY."""
+    if not given:
+        return (
+            "this bench requires a gateway key: set BENCHWARMERS_KEY to yours "
+            "(an admin makes one with `benchwarmers key create NAME`)"
+        )
+    return f"the bench refused BENCHWARMERS_KEY: {message or 'not a valid gateway key'}"
 
 
 def cut_line(truncated_at: int) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
-from benchwarmers.cli.common import console, hint, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import Grouped, console, hint, print_json, progress_bar, table, with_bench
 
 if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
@@ -27,8 +27,8 @@ def _when(at: float | None) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(at)) if at else ""
 
 
-def _window(value: int | None) -> str:
-    return f"{value:,}" if value else "?"
+def _window(value: int | None) -> Grouped | str:
+    return Grouped(value) if value else "?"
 
 
 # -- catalog refresh ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import orjson
 import typer
 
 from benchwarmers.bench.admin.collection_rules import explorer_seats
+from benchwarmers.bench.names import collection_name
 from benchwarmers.cli.common import console, err_console, fail, print_json, table, with_bench
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ async def show(bench: Bench, name: str = typer.Argument(...)) -> None:
 async def remove(bench: Bench, name: str = typer.Argument(...)) -> None:
     """Delete a collection (its recorded panels stay)."""
     await bench.collections.remove_collection(name)
-    console.print(f"removed bench/{name}", markup=False)
+    console.print(f"removed bench/{collection_name(name)}", markup=False)
 
 
 @app.command("export")

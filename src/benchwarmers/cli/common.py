@@ -25,7 +25,16 @@ if TYPE_CHECKING:
     from benchwarmers.settings import Settings
 
 T = TypeVar("T")
-console = Console(highlight=False, soft_wrap=True)
+
+
+class _Stdout(Console):
+    def on_broken_pipe(self) -> None:
+        # Rich would exit 1 here; the root command handles a closed pipe for every writer (cli/app.py).
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _Stdout(highlight=False, soft_wrap=True)
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
@@ -54,6 +63,8 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coro)
     except BenchError as exc:
         raise fail(exc.message) from None
+    except BrokenPipeError:
+        raise  # stdout's reader has gone (`| head`): not an error; the root command ends quietly (cli/app.py)
     except OSError as exc:
         raise fail(f"{type(exc).__name__}: {exc}") from None
 
@@ -89,6 +100,11 @@ def progress_bar(*, bar: bool = True, label: str = "{task.description}") -> Prog
     return Progress(*columns, console=err_console, transient=True, disable=not err_console.is_terminal)
 
 
+def piped() -> bool:
+    """Whether stdout is a pipe or a file (data only, tab-separated), not a person's terminal."""
+    return not console.is_terminal
+
+
 def hint(message: str) -> None:
     """A next step for a person: on stdout at a terminal, on stderr when stdout is piped (data only there)."""
     (console if console.is_terminal else err_console).print(message, markup=False)
@@ -98,7 +114,20 @@ def print_json(data: Any) -> None:
     sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
 
 
-def _cell(value: Any) -> str:
+class Grouped(int):
+    """A number shown as 128,000 to a person (a terminal's table, a message) and as 128000 in a piped
+    table, so that `awk '$2>50000'` and `sort -n` read it."""
+
+    def __format__(self, spec: str) -> str:
+        return f"{int(self):,}" if not spec else int(self).__format__(spec)
+
+    def __str__(self) -> str:
+        return f"{self}"
+
+
+def _cell(value: Any, terminal: bool = True) -> str:
+    if isinstance(value, Grouped):
+        return str(value) if terminal else str(int(value))
     return "" if value is None else str(value)
 
 
@@ -107,11 +136,11 @@ def table(title: str | None, columns: Sequence[str], rows: Sequence[Sequence[Any
     never wrapped, so `| grep`, `| cut -f2` and `| sort` see whole values. The title then goes to stderr.
 
     Cells are plain text: `xs[i]` or `[purged]` in a claim or a message is shown, not read as markup."""
-    if not console.is_terminal:
+    if piped():
         if title:
             err_console.print(title, markup=False)
         lines = [columns, *rows]
-        sys.stdout.write("".join("\t".join(_flat(_cell(v)) for v in line) + "\n" for line in lines))
+        sys.stdout.write("".join("\t".join(_flat(_cell(v, terminal=False)) for v in line) + "\n" for line in lines))
         sys.stdout.flush()
         return
     out = Table(title=Text(title) if title else None, show_lines=False, header_style="bold")

@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from benchwarmers.bench.bounds import DEFAULT_DAYS, GROUPINGS, MAX_DAYS
-from benchwarmers.cli.common import console, print_json, table, with_bench
+from benchwarmers.cli.common import Grouped, console, print_json, table, with_bench
 
 if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
 
 
-def _tokens(entry: dict[str, Any]) -> tuple[str, str]:
-    return f"{entry['prompt_tokens']:,}", f"{entry['completion_tokens']:,}"
+def _tokens(entry: dict[str, Any]) -> tuple[Grouped, Grouped]:
+    return Grouped(entry["prompt_tokens"]), Grouped(entry["completion_tokens"])
 
 
 @with_bench
@@ -33,10 +33,9 @@ async def cost(
         print_json(report)
         return
     total = report["total"]
-    prompt, completion = _tokens(total)
     console.print(
         f"since {report['since_day']} ({days} day{'s' if days != 1 else ''}): {total['calls']:,} calls, "
-        f"{prompt} tokens in, {completion} out",
+        f"{total['prompt_tokens']:,} tokens in, {total['completion_tokens']:,} out",
         markup=False,
     )
     if not total["calls"]:
@@ -52,6 +51,7 @@ async def cost(
         )
     if total["unreported_calls"]:
         console.print(f"not counted: {total['unreported_calls']:,} answers that reported no usage", markup=False)
+    rows: list[tuple[Any, ...]]
     if by == "model":
         rows = [
             (g["name"], g["calls"], *_tokens(g), usd(g["cost_usd"]) if g["price"]["source"] != "unknown" else "?",
@@ -61,12 +61,12 @@ async def cost(
         table(None, ["model", "calls", "tokens in", "tokens out", "list cost", "$ per M in / out", "price"], rows)
     else:
         rows = [
-            (g["name"], g["calls"], *_tokens(g), usd(g["cost_usd"]), usd(g["free_usd"]), f"{g['unpriced_tokens']:,}")
+            (g["name"], g["calls"], *_tokens(g), usd(g["cost_usd"]), usd(g["free_usd"]), Grouped(g["unpriced_tokens"]))
             for g in report["groups"]
         ]
         table(None, [by, "calls", "tokens in", "tokens out", "list cost", "on free", "not priced"], rows)
     days_rows = [
-        (d["day"], d["calls"], *_tokens(d), usd(d["cost_usd"]), usd(d["free_usd"]), f"{d['unpriced_tokens']:,}")
+        (d["day"], d["calls"], *_tokens(d), usd(d["cost_usd"]), usd(d["free_usd"]), Grouped(d["unpriced_tokens"]))
         for d in report["per_day"]
     ]
     table(None, ["day", "calls", "tokens in", "tokens out", "list cost", "on free", "not priced"], days_rows)

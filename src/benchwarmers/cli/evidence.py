@@ -11,7 +11,7 @@ import orjson
 import typer
 
 from benchwarmers.bench.bounds import DECISION, MERGER, PRIMARY, REPORT_DAYS
-from benchwarmers.cli.common import console, fail, hint, print_json, table, with_bench
+from benchwarmers.cli.common import console, fail, hint, piped, print_json, table, with_bench
 
 if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
@@ -83,31 +83,45 @@ async def leaderboard(
         print_json(boards)
         return
     if not boards:
-        console.print("no evidence yet: ask a collection, then judge the seats (benchwarmers verdict)", markup=False)
+        hint("no evidence yet: ask a collection, then judge the seats (benchwarmers verdict)")
+        return
+    columns = ["rank", "model", "useful", "95% interval", "verdicts", "seats", "errors", "empty", "median s",
+               "p90 s", "maturity"]  # fmt: skip
+    if piped():
+        # Piped: one table, a shape on every row (as `awk` and `sort` need); what is said of each board goes
+        # to stderr.
+        table(None, ["shape", *columns], [(b["shape"], *row) for b in boards for row in _board_rows(b)])
+        for board in boards:
+            hint(f"{_title(board)}; {_best_line(board)}")
+        hint(RANKS)
         return
     for board in boards:
-        rows = [
-            (
-                _rank(m["rank_range"]),
-                m["alias"],
-                _useful(m),
-                _span(m["interval"]) if m["verdicts"] else "–",
-                _verdicts(m),
-                m["seats"],
-                _errors(m),
-                f"{m['empties']} · {m['truncated']} cut" if m["truncated"] else m["empties"],
-                _seconds(m["median_seconds"]),
-                _seconds(m["p90_seconds"]),
-                m["maturity"],
-            )
-            for m in board["models"]
-        ]
-        title = f"{board['shape']} · {board['judged_panels']} judged of {board['panels']} panels"
-        columns = ["rank", "model", "useful", "95% interval", "verdicts", "seats", "errors", "empty", "median s",
-                   "p90 s", "maturity"]  # fmt: skip
-        table(title, columns, rows)
+        table(_title(board), columns, _board_rows(board))
         console.print(_best_line(board), markup=False)
     hint(RANKS)
+
+
+def _title(board: dict[str, Any]) -> str:
+    return f"{board['shape']} · {board['judged_panels']} judged of {board['panels']} panels"
+
+
+def _board_rows(board: dict[str, Any]) -> list[tuple[Any, ...]]:
+    return [
+        (
+            _rank(m["rank_range"]),
+            m["alias"],
+            _useful(m),
+            _span(m["interval"]) if m["verdicts"] else "–",
+            _verdicts(m),
+            m["seats"],
+            _errors(m),
+            f"{m['empties']} · {m['truncated']} cut" if m["truncated"] else m["empties"],
+            _seconds(m["median_seconds"]),
+            _seconds(m["p90_seconds"]),
+            m["maturity"],
+        )
+        for m in board["models"]
+    ]
 
 
 RANKS = (

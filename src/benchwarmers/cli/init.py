@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from benchwarmers.bench.admin.presets import PRESETS, preset
+from benchwarmers.bench.names import collection_name
 from benchwarmers.cli.common import console, with_bench
 from benchwarmers.errors import BenchError
 
@@ -55,6 +56,7 @@ async def _add(bench: Bench, offer: Offer) -> None:
 async def _first_collection(bench: Bench, name: str, yes: bool) -> None:
     from benchwarmers.bench.admin.onboarding import propose_members
 
+    name = collection_name(name)
     snapshot = await bench.state.snapshot()
     if name in snapshot.collections:
         console.print(f"collection bench/{name} exists already", markup=False)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from benchwarmers.bench.names import collection_name
 from benchwarmers.cli.common import hint, print_json, table, with_bench
 
 if TYPE_CHECKING:
@@ -14,6 +15,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
 
 PROMPT_SHOWN = 60  # characters of a prompt in the table
+MAX_LIMIT = 1000
 
 
 def _verdict(seat: LoggedSeat) -> str:
@@ -26,17 +28,21 @@ def _verdict(seat: LoggedSeat) -> str:
 async def log(
     bench: Bench,
     owed: bool = typer.Option(False, "--owed", help="only panels with seats awaiting a verdict"),
-    collection: str = typer.Option(None, "--collection", help="only this collection (NAME or bench/NAME)"),
+    collection: str | None = typer.Option(None, "--collection", help="only this collection (NAME or bench/NAME)"),
     model: str = typer.Option(None, "--model", help="only panels where this model alias sat"),
-    limit: int = typer.Option(20, "--limit", min=1, max=1000, help="at most N panels"),
+    limit: int = typer.Option(20, "--limit", min=1, max=MAX_LIMIT, help="at most N panels"),
     as_json: bool = typer.Option(False, "--json", help="print JSON: the panels with their seats and verdicts"),
 ) -> None:
     """List recent panels, one line per seat with its call id (judge them with `benchwarmers verdict`)."""
     from benchwarmers.bench.panels.log import prompt_text
 
-    if collection and collection.startswith("bench/"):
-        collection = collection.removeprefix("bench/")
-    panels = await bench.log.panels(limit=limit, owed=owed, collection=collection, alias=model)
+    collection = collection_name(collection) if collection else None
+    # One more than shown: whether the list stops at the limit or the log ends there.
+    panels = await bench.log.panels(limit=limit + 1, owed=owed, collection=collection, alias=model)
+    more = len(panels) > limit
+    panels = panels[:limit]
+    if not panels:
+        await bench.log.check_names(collection=collection, alias=model)
     if as_json:
         print_json(panels)
         return
@@ -59,6 +65,12 @@ async def log(
                 )
             )
     table(None, ["call", "at", "collection", "model", "status", "verdict", "prompt"], rows)
+    if more:
+        total = await bench.log.count(owed=owed, collection=collection, alias=model)
+        hint(
+            f"the newest {limit} of {total:,} panels{' owing a verdict' if owed else ''} are shown: "
+            f"--limit {min(total, MAX_LIMIT)} shows {'them all' if total <= MAX_LIMIT else 'more'}"
+        )
     if rows and any(r[5] == "owed" for r in rows):
         hint("judge one: benchwarmers verdict CALL --useful|--not-useful [--note ...]")
     elif not rows:

@@ -14,6 +14,7 @@ from benchwarmers.cli.common import (
     RPD,
     RPM,
     TPM,
+    Grouped,
     console,
     describe_limits,
     print_json,
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Models on the roster: what the bench knows of each, and your overrides.", no_args_is_help=True)
 
 
-def _window(value: int | None) -> str:
-    return f"{value:,}" if value else "?"
+def _window(value: int | None) -> Grouped | str:
+    return Grouped(value) if value else "?"
 
 
 def _yes(value: bool | None) -> str:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import typer
 
-from benchwarmers.cli.common import console, err_console, fail, print_json, progress_bar, table, with_bench
+from benchwarmers.cli.common import Grouped, console, err_console, fail, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import BenchError
 from benchwarmers.suite.mine import mine as mine_record
 from benchwarmers.suite.tasks import Task, load_tasks, select, shipped_folder, write_task
@@ -197,7 +197,7 @@ async def run(
 def _print_plan(plan: dict[str, Any], tasks: int) -> None:
     console.print(f"{tasks} task(s), {plan['units']} panel(s)")
     rows = [
-        [r["alias"], str(r["calls"]), f"{r['tokens']:,}", "; ".join(r["limits"]) or "none known", r["needs"]]
+        [r["alias"], str(r["calls"]), Grouped(r["tokens"]), "; ".join(r["limits"]) or "none known", r["needs"]]
         for r in plan["models"]
     ]
     table(None, ["model", "calls", "tokens", "known limits", "needs at least"], rows)
@@ -233,7 +233,7 @@ async def report(
             + (f" [{m['hit_interval'][0]:.2f}–{m['hit_interval'][1]:.2f}]" if m["hit_interval"] else ""),
             "-" if m["false_per_answer"] is None else f"{m['false_per_answer']:.2f}",
             "-" if m["median_seconds"] is None else f"{m['median_seconds']:.1f}",
-            f"{m['tokens']:,}",
+            Grouped(m["tokens"]),
             str(m["rate_limited"]),
             str(m["errors"]),
             _skipped(m),

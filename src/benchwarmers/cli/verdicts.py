@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from enum import StrEnum
@@ -73,11 +74,13 @@ async def export(
 
     handle = _private(output) if output else sys.stdout.buffer
     count = 0
+    lines = export_bench(bench.state) if kind is ExportKind.bench else bench.log.export(kind.value)
     try:
-        lines = export_bench(bench.state) if kind is ExportKind.bench else bench.log.export(kind.value)
-        async for line in lines:
-            handle.write(orjson.dumps(line) + b"\n")
-            count += 1
+        # Closed here if a write fails (a closed pipe), so its read ends now, not in asyncio's shutdown.
+        async with contextlib.aclosing(lines):
+            async for line in lines:
+                handle.write(orjson.dumps(line) + b"\n")
+                count += 1
     finally:
         if output:
             handle.close()

@@ -19,6 +19,7 @@ from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
+from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
@@ -79,7 +80,7 @@ async def replace_collection(
     name: str, actor: Admin, bench: BenchDep, body: Annotated[CollectionReplace, _body(CollectionReplace)]
 ) -> Response:
     data = body.model_dump(exclude_unset=True)
-    if data.pop("name", name) != name:
+    if collection_name(data.pop("name", name)) != collection_name(name):
         raise InvalidRequest("a collection cannot be renamed: create one under the new name", param="name")
     edited = await bench.collections.edit_collection(name, data, actor=actor, replace=True)
     return json_response({**edited, "warnings": await bench.collections.warnings(edited)})

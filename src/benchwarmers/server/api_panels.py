@@ -21,6 +21,7 @@ from pydantic import Field
 from starlette.responses import Response
 
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.panels.log import prompt_text
 from benchwarmers.bench.records import ListedPanel, LoggedSeat
 from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
@@ -75,14 +76,14 @@ async def get_panels(
         Query(description="Only the panels just newer than this time (epoch seconds): the next newer page."),
     ] = None,
     owed: Annotated[Flag, flag("Only panels with seats awaiting a verdict.")] = False,
-    collection: Annotated[Text, Query(description="Only this collection's panels (its name, without bench/).")] = None,
+    collection: Annotated[Text, Query(description="Only this collection's panels (NAME or bench/NAME).")] = None,
     model: Annotated[Text, Query(description="Only panels where this model alias sat.")] = None,
     status: Annotated[Text, Query(description="Only panels with a seat of this status (ok, error, empty, …).")] = None,
     caller: Annotated[Text, Query(description="Only panels asked by this caller (a key's name, local, admin).")] = None,
     q: Annotated[Text, Query(description="Only panels whose prompt has this text.")] = None,
 ) -> Response:
     filters: dict[str, Any] = {
-        "collection": collection,
+        "collection": collection_name(collection) if collection else None,
         "alias": model,
         "status": status,
         "asked_by": caller,

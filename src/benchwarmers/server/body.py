@@ -8,6 +8,7 @@ import orjson
 from starlette.requests import Request
 
 from benchwarmers.errors import InvalidRequest, TooLarge
+from benchwarmers.header_numbers import header_int
 
 BODY_CAP = 20_000_000  # the chat route's: 20 MB, as the gateway's contract says
 # Deeper JSON than this is refused: no OpenAI request needs it (a tool's JSON schema nests a few
@@ -37,17 +38,10 @@ def too_large(cap: int) -> str:
 TOO_LARGE = too_large(BODY_CAP)
 
 
-def whole_number(value: str | None) -> int | None:
-    """A header's ASCII digits as an int, else None (`str.isdigit` also accepts '²' and '٣')."""
-    if value is None or not value.isascii() or not value.isdigit():
-        return None
-    return int(value)
-
-
 async def read_body(request: Request, cap: int = BODY_CAP) -> bytearray:
     """The body in one buffer, growing as it arrives (a list of chunks joined at the end would
     hold a large image request twice)."""
-    declared = whole_number(request.headers.get("content-length"))
+    declared = header_int(request.headers.get("content-length"))  # unreadable: the stream's count decides
     if declared is not None and declared > cap:
         raise TooLarge(too_large(cap))
     body = bytearray()

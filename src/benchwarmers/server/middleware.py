@@ -6,6 +6,8 @@ import secrets
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from benchwarmers.header_numbers import header_int
+
 
 class RequestIdMiddleware:
     """Every response carries `x-request-id`: the panel id on panels, else the id given to the
@@ -53,7 +55,7 @@ class UnreadBodyMiddleware:
         headers = dict(scope["headers"])
         declared = headers.get(b"content-length", b"0")
         chunked = b"chunked" in headers.get(b"transfer-encoding", b"").lower()
-        size = int(declared) if declared.isdigit() else 0  # the server has checked it is a number
+        size = header_int(declared) or 0  # the server has checked it is a number
         unread = chunked or size > 0
         received = 0
         drain = False

@@ -140,7 +140,7 @@ class KeyCreate(Body):
 
     name: str = Field(description="Written on every panel and verdict the key makes.")
     collections: list[str] | None = Field(
-        None, description="The only collections it may call (names without bench/); null for all."
+        None, description="The only collections it may call (NAME or bench/NAME); null for all."
     )
     rpm: Rpm | None = Field(None, description="Requests a minute; null for no limit.")
 

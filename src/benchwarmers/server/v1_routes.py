@@ -21,8 +21,9 @@ from benchwarmers.bench.records import Collection
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import NotFound
+from benchwarmers.header_numbers import header_int
 from benchwarmers.server.auth import access
-from benchwarmers.server.body import parse_json_object, read_body, whole_number
+from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import error_responses
@@ -148,7 +149,7 @@ async def serve_panel(
     prepare, run and reply, streamed with pings or as one JSON body."""
     gateway = bench.panels
     idempotency_key = request.headers.get("idempotency-key") or None
-    retried = whole_number(request.headers.get("x-stainless-retry-count"))  # not a whole number: no retry
+    retried = header_int(request.headers.get("x-stainless-retry-count"))  # unreadable or huge: no retry
     if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:

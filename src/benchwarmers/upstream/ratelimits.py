@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 
+from benchwarmers.header_numbers import header_number
+
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _DURATION = re.compile(r"(?:\d+(?:\.\d+)?(?:ms|h|m|s)\s*)+")
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -38,21 +40,25 @@ class RateLimitInfo:
 
 
 def parse_duration(value: str) -> float | None:
-    """Seconds in "2m59.56s", "1h2m3s", "120ms", "12s" or a bare number "12.5"; None if unreadable."""
+    """Seconds in "2m59.56s", "1h2m3s", "120ms", "12s" or a bare number "12.5"; None if unreadable or huge."""
     text = value.strip().lower()
     if not text:
         return None
     if _NUMBER.fullmatch(text):
-        return float(text)
+        return header_number(text)
     if not _DURATION.fullmatch(text):
         return None
-    return sum(float(number) * _UNIT_SECONDS[unit] for number, unit in _DURATION_PART.findall(text))
+    parts = [(header_number(number), unit) for number, unit in _DURATION_PART.findall(text)]
+    if any(number is None for number, _ in parts):
+        return None
+    return sum((number or 0.0) * _UNIT_SECONDS[unit] for number, unit in parts)
 
 
 def _leading_int(value: str) -> int | None:
     # IETF drafts append parameters ("100;w=60"); some providers send floats.
     match = _NUMBER.match(value.strip())
-    return int(float(match.group())) if match else None
+    number = header_number(match.group()) if match else None
+    return None if number is None else int(number)
 
 
 def _split_name(name: str) -> tuple[str, str] | None:

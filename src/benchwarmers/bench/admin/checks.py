@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from benchwarmers.bench.admin.collection_rules import close_matches
 from benchwarmers.bench.bounds import CHECK_TIMEOUT
+from benchwarmers.bench.names import close_matches
 from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import priced_warnings, suggest, validate_collection
+from benchwarmers.bench.admin.collection_rules import priced_warnings, validate_collection
+from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
 from benchwarmers.store import collection_rows
@@ -23,6 +24,8 @@ class Collections:
             return await collection_rows.list_collections(conn)
 
     async def collection(self, name: str) -> Collection:
+        """One collection, named NAME or bench/NAME (as everywhere a collection is taken)."""
+        name = collection_name(name)
         async with self.state.read() as conn:
             found = await collection_rows.get_collection(conn, name)
             if found is None:
@@ -65,6 +68,7 @@ class Collections:
         """Change the fields given (None = leave as is); `replace` takes `changes` as the whole new
         collection instead, so a field left out or None is cleared (the dashboard's form)."""
         before = await self.collection(name)
+        name = before["name"]
         given = {k: v for k, v in changes.items() if v is not None}
         clean = await self._validate({**({} if replace else before), **given, "name": name})
         async with self.state.write() as conn:
@@ -82,6 +86,7 @@ class Collections:
 
     async def remove_collection(self, name: str, *, actor: str | None = None) -> None:
         before = await self.collection(name)
+        name = before["name"]
         async with self.state.write() as conn:
             await collection_rows.delete_collection(conn, name)
             await record_change(

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from benchwarmers.bench.names import collection_name, suggest, unknown_shape
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store.records import CollectionFields
 
@@ -19,23 +19,10 @@ DEFAULT_MAX_EXPLORERS = 2
 DEFAULT_MAX_CALLS = 5
 
 
-def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
-    choices = list(choices)
-    found = difflib.get_close_matches(word, choices, n=n, cutoff=0.5)
-    # Also offer choices that merely contain the word (a model id without its endpoint prefix).
-    found += [c for c in choices if word and word.lower() in c.lower() and c not in found]
-    return found[:n]
-
-
-def suggest(word: str, choices: Iterable[str]) -> str:
-    found = close_matches(word, choices)
-    return f" Did you mean {', '.join(found)}?" if found else ""
-
-
 def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> CollectionFields:
     """Check a collection as the user gave it; return it normalised. Raises InvalidRequest saying what."""
     roster = set(roster)
-    name = str(data.get("name") or "")
+    name = collection_name(str(data.get("name") or ""))
     if not NAME.match(name) or len(name) > 64:
         raise InvalidRequest(
             f"collection name {name!r} is not valid: use lower-case letters, digits and '-' (at most 64)",
@@ -65,7 +52,7 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
     shape = data.get("shape") or None
     shapes = list(shapes)
     if shape is not None and shape not in shapes:
-        raise InvalidRequest(f"shape {shape!r} is not known; shapes are: {', '.join(shapes)}", param="shape")
+        raise InvalidRequest(unknown_shape(shape, shapes), param="shape")
     reply = data.get("reply") or "all"
     if reply not in REPLIES:
         raise InvalidRequest(f"reply must be 'all', 'merged' or 'pick', not {reply!r}", param="reply")

@@ -13,10 +13,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.aliases import apply_renames, refuse_prefix_taken
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.admin.models import check_limits
 from benchwarmers.bench.bounds import KINDS
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.upkeep import refresh
 from benchwarmers.catalog.pace import updated_windows

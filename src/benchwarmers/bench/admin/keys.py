@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unauthorized
 from benchwarmers.store import keys as key_rows
 from benchwarmers.store.changes import record_change
@@ -128,12 +128,12 @@ def check_scope(wanted: Any, known: Iterable[str]) -> list[str] | None:
             "collections is empty: name at least one collection, or leave it out for all", param="collections"
         )
     known = sorted(known)
-    names = sorted({c.strip().removeprefix("bench/") for c in wanted})
+    names = sorted({collection_name(c) for c in wanted})
     for name in names:
         if name not in known:
             listing = ", ".join(f"bench/{k}" for k in known) or "none yet"
             raise NotFound(
-                f"no collection bench/{name}.{suggest(name, known)} Collections: {listing}",
+                f"no collection bench/{name}.{suggest(name, known, prefix='bench/')} Collections: {listing}",
                 param="collections",
                 code="collection_not_found",
             )

@@ -7,8 +7,8 @@ import time
 from typing import Any
 
 from benchwarmers.bench.admin.aliases import apply_renames, check_alias
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.evidence.retirement import restore
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.catalog.pace import check_windows, updated_windows

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.evidence.roles import DECISION
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, NoSlot, ask_decision_model
 from benchwarmers.bench.snapshot import EVERY_SHAPE
 from benchwarmers.bench.state import BenchState

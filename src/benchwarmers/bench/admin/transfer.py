@@ -8,7 +8,7 @@ of the same schema revision, in one transaction, and tells running servers.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncGenerator, Iterable
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers import __version__
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 KIND = "benchwarmers-bench"
 
 
-async def export_bench(state: BenchState) -> AsyncIterator[dict[str, Any]]:
+async def export_bench(state: BenchState) -> AsyncGenerator[dict[str, Any], None]:
     yield {"kind": KIND, "version": __version__, "schema": SCHEMA_REVISION}
     async with state.read() as conn:
         async for table, row in transfer.iter_rows(conn):

@@ -39,6 +39,7 @@ from benchwarmers.bench.evidence.stats import (
     wilson,
 )
 from benchwarmers.bench.evidence.stats import maturity as maturity_of
+from benchwarmers.bench.names import unknown_shape
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import evidence as store
@@ -326,7 +327,7 @@ def board_shapes(snapshot: Snapshot, seen: Iterable[str]) -> list[str]:
 
 def check_shape(snapshot: Snapshot, shape: str, seen: Iterable[str] = ()) -> None:
     if shape not in snapshot.shapes and shape not in set(seen):
-        raise InvalidRequest(f"shape {shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}", param="shape")
+        raise InvalidRequest(unknown_shape(shape, snapshot.shapes), param="shape")
 
 
 def since_days(days: float | None, now: float | None = None) -> float | None:

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.bounds import DECISION, MERGER, PRIMARY
 from benchwarmers.bench.evidence.board import check_shape
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import EVERY_SHAPE, Snapshot
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import evidence as store

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import suggest
 from benchwarmers.bench.bounds import DEFAULT_LIMIT as DEFAULT_LIMIT
 from benchwarmers.bench.bounds import MAX_LIMIT as MAX_LIMIT
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
 from benchwarmers.store import evidence

@@ -4,15 +4,16 @@ newest ids (what the dashboard polls), and the whole log as rows for exports."""
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.board import evidence_line
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
 from benchwarmers.store import calls, counts
-from benchwarmers.store.evidence import iter_judged, newest_verdict
+from benchwarmers.store.evidence import has_seats, iter_judged, newest_verdict
 from benchwarmers.store.records import ListedPanel
 
 PROMPT_CHARS = 600  # a prompt's opening, as the log shows it beside its panel
@@ -39,6 +40,25 @@ class CallLog:
             return await calls.list_panels(
                 conn, limit=limit, before=before, after=after, owed=owed, **_filters(caller, filters)
             )
+
+    async def check_names(self, *, collection: str | None = None, alias: str | None = None) -> None:
+        """Refuse a collection or model that is neither configured nor in the log, with its close matches
+        (a typo in a filter should not read as an empty log)."""
+        snapshot = await self.state.snapshot()
+        async with self.state.read() as conn:
+            if (
+                collection
+                and collection not in snapshot.collections
+                and not await calls.count_panels(conn, collection=collection)
+            ):
+                raise NotFound(
+                    f"no collection bench/{collection}.{suggest(collection, snapshot.collections, prefix='bench/')}",
+                    param="collection",
+                )
+            if alias and alias not in snapshot.models and not await has_seats(conn, alias):
+                raise NotFound(
+                    f"no model {alias!r} on the roster or in the log.{suggest(alias, snapshot.models)}", param="alias"
+                )
 
     async def count(self, *, owed: bool = False, caller: Caller | None = None, **filters: str | None) -> int:
         """How many panels match the same filters as `panels`."""
@@ -77,7 +97,7 @@ class CallLog:
         async with self.state.read() as conn:
             return {"ids": await counts.newest_panel_ids(conn, limit), "verdict": await newest_verdict(conn)}
 
-    async def export(self, kind: str) -> AsyncIterator[dict[str, Any]]:
+    async def export(self, kind: str) -> AsyncGenerator[dict[str, Any], None]:
         """Every line of one export: `calls` (one seat each), `verdicts`, or `evidence` (one judged
         seated seat each). Requests come as stored: images only as placeholders."""
         async with self.state.read() as conn:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import catalogue, close_matches
+from benchwarmers.bench.admin.collection_rules import catalogue
+from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
@@ -128,7 +129,9 @@ def resolve_collection(snapshot: Snapshot, model: Any) -> tuple[Collection, req.
     collection = snapshot.collections.get(name.collection)
     if collection is None:
         raise NotFound(
-            f"collection bench/{name.collection} does not exist. {catalogue(snapshot.collections.values())}",
+            f"collection bench/{name.collection} does not exist."
+            f"{suggest(name.collection, snapshot.collections, prefix='bench/')}"
+            f" {catalogue(snapshot.collections.values())}",
             param="model",
             code="model_not_found",
         )
@@ -210,7 +213,7 @@ def read_request(
     size = PromptSize.of(content.text_chars, content.images, content.kind, estimate, ratios)
     if options.shape is not None and options.shape not in snapshot.shapes:
         raise InvalidRequest(
-            f"bench.shape {options.shape!r} is not known; shapes are: {', '.join(snapshot.shapes)}",
+            unknown_shape(options.shape, snapshot.shapes, what="bench.shape"),
             param="bench.shape",
         )
     small = too_small(snapshot, collection["members"], size, images=bool(content.images))
@@ -218,8 +221,7 @@ def read_request(
         raise TooLarge(too_large_message(small), param="messages", code="context_length_exceeded")
     for alias in options.nominees:
         if alias not in snapshot.models:
-            found = close_matches(alias, snapshot.models)
-            hint = f" Close matches: {', '.join(found)}." if found else " See GET /api/models for the roster."
+            hint = suggest(alias, snapshot.models) or " See GET /api/models for the roster."
             raise InvalidRequest(
                 f"bench.with names {alias!r}, which is not on the roster.{hint}",
                 param="bench.with",
@@ -236,8 +238,7 @@ DIRECT = "(direct)"  # the collection name of panels that ask models one by one;
 def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
     """A one-member collection with no explorers, to ask `alias` alone through a real panel."""
     if alias not in snapshot.models:
-        found = close_matches(alias, snapshot.models)
-        hint = f" Close matches: {', '.join(found)}." if found else " `benchwarmers model list` shows the roster."
+        hint = suggest(alias, snapshot.models) or " `benchwarmers model list` shows the roster."
         raise InvalidRequest(f"{alias!r} is not on the roster.{hint}", param="model", code="unknown_model")
     return {
         "name": DIRECT,

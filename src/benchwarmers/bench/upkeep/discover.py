@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.admin.checks import probe_model
-from benchwarmers.bench.admin.collection_rules import close_matches
 from benchwarmers.bench.admin.models import model_detail
 from benchwarmers.bench.admin.presets import for_provider
+from benchwarmers.bench.names import close_matches
 from benchwarmers.bench.upkeep.refresh import catalog_of
 from benchwarmers.catalog.facts import listed_facts
 from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id, provider_for

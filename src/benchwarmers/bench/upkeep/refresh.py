@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.aliases import listed_alias
-from benchwarmers.bench.admin.collection_rules import suggest
+from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
