@@ -238,7 +238,8 @@ def main() -> None:
         print("\n".join(report(name, scenario, runs)) + "\n", flush=True)
     floor, epsilon = POLICIES["focus"]["floor"], POLICIES["focus"]["epsilon"]
     print(
-        f"{args.seeds} seeds; focus = explorer_floor {floor}, epsilon {epsilon}; CPU {time.process_time() - started:.0f} s"
+        f"{args.seeds} seeds; focus = explorer_floor {floor}, epsilon {epsilon}; "
+        f"CPU {time.process_time() - started:.0f} s"
     )
 
 
