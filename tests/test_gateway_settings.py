@@ -27,7 +27,7 @@ from tests.test_dashboard_api import changes
 DEFAULTS = {
     "max_explorers": 2,
     "max_calls": 5,
-    "explorer_floor": 0.4,
+    "explorer_floor": 0.5,
     "epsilon": 0.2,
     "seat_timeout": 120.0,
     "decision_timeout": 5.0,
@@ -168,7 +168,7 @@ def test_the_cli_refuses_zero_pings_and_zero_concurrency_with_the_range(cli):
 def test_a_change_from_the_cli_round_trips(cli):
     assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
         0,
-        "max_explorers 2, max_calls 5, explorer_floor 0.4, epsilon 0.2, seat_timeout 120, decision_timeout 5, "
+        "max_explorers 2, max_calls 5, explorer_floor 0.5, epsilon 0.2, seat_timeout 120, decision_timeout 5, "
         "ping_interval 2.5, replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, "
         "answer_cap_kb 1024, retention_days 0\n",
     )

@@ -11,7 +11,6 @@ import httpx2
 from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
-
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 
@@ -41,7 +40,7 @@ def test_explorer_seats_leave_the_clearly_bad_models_without_starving_them(serve
         add_fake_endpoint(server, fake, models=[listed(m) for m in (MEMBER, *RATES)])
         solo = {"name": "solo", "members": [f"fake/{MEMBER}"], "description": "solo work", "tags": ["test"]}
         server.admin(lambda bench: bench.collections.add_collection({**solo, "shape": "review", "max_explorers": 2}))
-        assert server.admin(lambda b: b.state.snapshot()).gateway["explorer_floor"] == 0.4
+        assert server.admin(lambda b: b.state.snapshot()).gateway["explorer_floor"] == 0.5
         world = random.Random(3)
         late: Counter[str] = Counter()  # explorer seats in the second half, when the evidence is in
         body = {"model": "bench/solo", "messages": [{"role": "user", "content": "Review this function."}]}

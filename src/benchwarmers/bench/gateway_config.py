@@ -42,7 +42,7 @@ class GatewaySettings(BaseModel):
     # The floor keeps every eligible model seen (one that got better must be noticed); the rest of
     # the seats go where they can change who is best (docs/GATEWAY.md, "Explorer seats").
     explorer_floor: float = Field(
-        0.4,
+        0.5,
         ge=0,
         le=1,
         description="share of explorer seats given stalest first; the rest by top-two Thompson sampling "
