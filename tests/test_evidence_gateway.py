@@ -289,7 +289,7 @@ def test_export_evidence_lines(bench_with_roster, judged_trio, cli, tmp_path):
 
 
 def test_reports_exposure_spares_members_and_flag_length_bias(bench_with_roster, client, fake, cli):
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0, explorer_floor=1.0))
     # Explorers: two llama and two qwen members leave six families to explore, two per panel.
     collection(bench_with_roster, "pair", ["llama-3.3-70b", "qwen3-32b"])
     for _ in range(3):
@@ -405,9 +405,9 @@ def test_epsilon_defaults_to_a_fifth_and_sends_explorers_after_the_evidence(benc
 
     # Epsilon 1: every explorer pick is a Thompson draw, so gemma sits again and again although,
     # by staleness alone, a model that just sat goes to the back of the queue.
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=1.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=1.0, explorer_floor=1.0))
     assert [explorer() for _ in range(3)] == ["gemma-3-27b"] * 3
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0, explorer_floor=1.0))
     assert explorer() != "gemma-3-27b"
 
 

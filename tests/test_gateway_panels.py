@@ -83,7 +83,7 @@ def test_explorer_seats_follow_the_arithmetic(bench_with_roster, client, members
 
 def test_explorers_are_stalest_first_and_never_a_members_family(bench_with_roster, client):
     # Pure staleness: with epsilon > 0 some picks go to a Thompson draw (tests/test_evidence_gateway.py).
-    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0))
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(epsilon=0.0, explorer_floor=1.0))
     collection(bench_with_roster, "solo", ["llama-3.3-70b"])
     seated_at: dict[str, int] = {}
     for turn in range(8):

@@ -27,6 +27,7 @@ from tests.test_dashboard_api import changes
 DEFAULTS = {
     "max_explorers": 2,
     "max_calls": 5,
+    "explorer_floor": 0.5,
     "epsilon": 0.2,
     "seat_timeout": 120.0,
     "decision_timeout": 5.0,
@@ -42,6 +43,7 @@ DEFAULTS = {
 BOUNDS = {
     "max_explorers": (0, 20),
     "max_calls": (0, 20),
+    "explorer_floor": (0, 1),
     "epsilon": (0, 1),
     "seat_timeout": (1, 600),
     "decision_timeout": (0.1, 60),
@@ -132,9 +134,9 @@ def test_a_refusal_names_the_setting_its_range_and_the_value(values, message):
 def test_an_unknown_setting_is_refused_with_the_known_ones():
     error = refused(lambda: check({"colour": 1}))
     assert (error.message, error.param) == (
-        "unknown gateway setting(s): colour; expected: max_explorers, max_calls, epsilon, seat_timeout, "
-        "decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, owed_after, owed_days, "
-        "answer_cap_kb, retention_days",
+        "unknown gateway setting(s): colour; expected: max_explorers, max_calls, explorer_floor, epsilon, "
+        "seat_timeout, decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, "
+        "owed_after, owed_days, answer_cap_kb, retention_days",
         "colour",
     )
 
@@ -166,16 +168,16 @@ def test_the_cli_refuses_zero_pings_and_zero_concurrency_with_the_range(cli):
 def test_a_change_from_the_cli_round_trips(cli):
     assert cli("gateway", "set", "--ping-interval", "2.5", "--endpoint-concurrency", "8") == (
         0,
-        "max_explorers 2, max_calls 5, epsilon 0.2, seat_timeout 120, decision_timeout 5, ping_interval 2.5, "
-        "replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, answer_cap_kb 1024, "
-        "retention_days 0\n",
+        "max_explorers 2, max_calls 5, explorer_floor 0.5, epsilon 0.2, seat_timeout 120, decision_timeout 5, "
+        "ping_interval 2.5, replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, "
+        "answer_cap_kb 1024, retention_days 0\n",
     )
     code, out = cli("gateway", "show", "--json")
     assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})
     code, out = cli("gateway", "show")
     assert code == 0
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
-    assert rows[5] == [
+    assert next(row for row in rows if row[0] == "ping_interval") == [
         "ping_interval",
         "2.5",
         "5",

@@ -220,7 +220,9 @@ def test_a_paced_explorer_gives_its_seat_to_the_next_candidate(server, fake_upst
     add_fake_endpoint(server, fake_upstream, models=[listed(m) for m in ("phi-4", "qwen3-32b", "kimi-k2")])
     collection(server, "one", ["phi-4"], max_explorers=1)
     server.admin(lambda bench: bench.models.set_model("fake/qwen3-32b", limits={"requests-minute": 1}))
-    server.admin(lambda bench: bench.gateway_settings.set_gateway(epsilon=0))  # the stalest explores, always
+    server.admin(
+        lambda bench: bench.gateway_settings.set_gateway(epsilon=0, explorer_floor=1)
+    )  # the stalest explores, always
     # Each explorer sits once (both are new), then the stalest is asked again: qwen3-32b's one call
     # a minute is spent, so it is paced and kimi-k2 takes the seat, at most two panels later.
     for i in range(4):

@@ -1,4 +1,4 @@
-"""Seating: members, nominees, explorers; every explorer filter; staleness and epsilon."""
+"""Seating: members, nominees, explorers; every explorer filter; staleness, epsilon and the focus seats."""
 
 from __future__ import annotations
 
@@ -37,6 +37,7 @@ def plan(
     max_calls: int = 5,
     seed: int = 0,
     epsilon: float = 0.0,
+    floor: float = 1.0,
 ) -> SeatPlan:
     return plan_seats(
         members,
@@ -49,6 +50,7 @@ def plan(
         now=NOW,
         rng=random.Random(seed),
         epsilon=epsilon,
+        floor=floor,
     )
 
 
@@ -391,3 +393,94 @@ def test_a_retired_member_keeps_its_seat_marked_and_leaves_its_call_to_an_explor
     ]
     # Four members asked: one explorer (five calls), never of the retired member's family.
     assert explorers(p) == ["x1"]
+
+
+# --- the focus seats (top-two Thompson) and the staleness floor ----------------------------
+
+
+def close_pool() -> list[Candidate]:
+    """A best and a close runner-up, three clearly bad models; the bad ones are the stalest."""
+    return [
+        free("best", family="f1", last_seated=NOW - 1, useful=60, not_useful=40),
+        free("runner", family="f2", last_seated=NOW - 2, useful=55, not_useful=45),
+        *(free(f"bad{i}", family=f"b{i}", last_seated=NOW - 100 - i, useful=10, not_useful=90) for i in range(3)),
+    ]
+
+
+def test_focus_seats_go_to_the_leader_and_its_challenger() -> None:
+    seated = Counter()
+    for seed in range(200):
+        chosen = explorers(plan(pool=close_pool(), seed=seed, floor=0.0))
+        assert len(chosen) == 2 and len(set(chosen)) == 2
+        seated.update(chosen)
+    # 0.60 and 0.55 overlap: both are contenders; the bad models' intervals lie far below.
+    assert seated["best"] + seated["runner"] >= 390, seated
+    assert seated["best"] >= 150 and seated["runner"] >= 150, seated
+
+
+def test_one_focus_seat_is_the_leader_or_a_challenger_at_even_odds() -> None:
+    pool = [
+        free("best", family="f1", useful=900, not_useful=100),  # far ahead: every draw leads
+        free("second", family="f2", useful=500, not_useful=500),
+        free("third", family="f3", useful=100, not_useful=900),
+    ]
+    seated = Counter(explorers(plan(pool=pool, seed=s, floor=0.0, max_explorers=1, max_calls=1))[0] for s in range(400))
+    # The challenger is the best of the rest when no re-draw dethrones the leader.
+    assert set(seated) == {"best", "second"}
+    assert 160 <= seated["best"] <= 240, seated
+
+
+def test_the_floor_seats_go_stalest_first() -> None:
+    # With floor 0.4 each seat is the floor's 40% of the time, and a floor seat takes the stalest:
+    # bad2 sits when either seat is the floor's, 1 - 0.6^2 = 64% of panels.
+    panels = 1000
+    stalest = sum("bad2" in explorers(plan(pool=close_pool(), seed=s, floor=0.4)) for s in range(panels))
+    assert 0.58 * panels <= stalest <= 0.70 * panels, stalest
+
+
+def test_floor_one_is_the_stalest_first_rule() -> None:
+    for seed in range(30):
+        kept = plan(pool=close_pool(), seed=seed, epsilon=0.2)
+        assert explorers(plan(pool=close_pool(), seed=seed, epsilon=0.2, floor=1.0)) == explorers(kept)
+    assert explorers(plan(pool=close_pool(), floor=1.0)) == ["bad2", "bad1"]
+
+
+def test_focus_seats_keep_families_apart_and_leave_spares() -> None:
+    pool = [
+        free("best", family="same", useful=90, not_useful=10),
+        free("twin", family="same", useful=89, not_useful=11),
+        free("other", family="else", useful=40, not_useful=60),
+        free("third", family="third", useful=10, not_useful=90),
+    ]
+    for seed in range(50):
+        p = plan([Candidate("m", family="member-fam")], pool=pool, seed=seed, floor=0.0)
+        chosen = explorers(p)
+        assert len({s.family for s in p.seats if s.kind == "explorer"}) == 2
+        assert not {"best", "twin"} <= set(chosen)
+        assert p.spares and not {s.alias for s in p.spares} & set(chosen)
+
+
+def test_a_floor_out_of_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="floor must be in"):
+        plan(pool=close_pool(), floor=1.5)
+
+
+def test_focus_and_floor_together_favour_contenders_and_starve_no_one() -> None:
+    # Panels in turn, verdicts right after by hidden rates: a small run of the simulation.
+    rates = {"best": 0.6, "runner": 0.55, **{f"mid{i}": 0.45 for i in range(3)}, **{f"bad{i}": 0.3 for i in range(4)}}
+    counts = {alias: [0, 0] for alias in rates}
+    last: dict[str, float] = {}
+    rng = random.Random(7)
+    seated = Counter()
+    for panel in range(1500):
+        pool = [free(a, family=a, last_seated=last.get(a), useful=counts[a][0], not_useful=counts[a][1]) for a in rates]
+        chosen = explorers(plan(pool=pool, seed=panel, floor=0.4, epsilon=0.2))
+        for alias in chosen:
+            last[alias] = NOW + panel
+            counts[alias][0 if rng.random() < rates[alias] else 1] += 1
+            if panel >= 1000:
+                seated[alias] += 1
+    fair = 2 * 500 / len(rates)
+    assert all(seated[a] / fair <= 0.8 for a in rates if rates[a] <= 0.35), seated
+    assert min(seated[a] for a in rates) / fair >= 0.25, seated
+    assert (seated["best"] + seated["runner"]) / (2 * fair) >= 1.5, seated

@@ -80,7 +80,9 @@ def two_hosts(pg_cluster, redis_url, tmp_path: Path, fake) -> Iterator[tuple[Ser
 def test_two_hosts_share_config_replays_staleness_and_pacing(two_hosts, fake):
     a, b = two_hosts
     collection(a, "one", ["phi-4"], max_explorers=1)
-    a.admin(lambda bench: bench.gateway_settings.set_gateway(epsilon=0))  # the stalest explores, always
+    a.admin(
+        lambda bench: bench.gateway_settings.set_gateway(epsilon=0, explorer_floor=1)
+    )  # the stalest explores, always
 
     # A config change made on host A is seen by host B's next request (the version is in Redis).
     a.admin(lambda bench: bench.collections.edit_collection("one", {"description": "edited on host a"}))

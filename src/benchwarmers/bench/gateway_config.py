@@ -39,11 +39,20 @@ class GatewaySettings(BaseModel):
         le=20,
         description="members plus explorers a panel fills at most; nominees come on top (a collection can override it)",
     )
+    # The floor keeps every eligible model seen (one that got better must be noticed); the rest of
+    # the seats go where they can change who is best (docs/GATEWAY.md, "Explorer seats").
+    explorer_floor: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="share of explorer seats given stalest first; the rest by top-two Thompson sampling "
+        "(1: stalest only)",
+    )
     epsilon: float = Field(
         0.2,
         ge=0,
         le=1,
-        description="share of explorer seats given by a Thompson draw on the evidence instead of staleness",
+        description="share of the stalest-first explorer seats given by a Thompson draw on the evidence instead",
     )
     # Timing. A seat slower than the OpenAI SDKs' own 600 s timeout would be retried by the caller.
     seat_timeout: float = Field(

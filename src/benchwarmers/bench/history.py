@@ -1,5 +1,6 @@
 """What seating needs from the call log, kept in memory: when each model last sat on each shape,
-its verdict counts, and which models are on a failure streak.
+its verdict counts (all-time, and the current epoch's: bench/evidence/epochs.py), and which models
+are on a failure streak.
 
 Every rule that changes these lives here (a seat taken, a verdict given or replaced, a streak
 started or ended), so the panel path, the verdict path and the recorder agree on them. Other
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.bench.evidence.epochs import Track
 from benchwarmers.store import calls, roster
 
 TTL = 30.0  # seconds before the history is re-read (picks up other processes' panels)
@@ -37,7 +39,10 @@ Key = tuple[str, str]  # (alias, shape)
 @dataclass
 class SeatHistory:
     last_seated: dict[Key, float] = field(default_factory=dict)
-    counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (useful, not useful)
+    counts: dict[Key, tuple[int, int]] = field(default_factory=dict)  # (useful, not useful), all-time
+    # The current epoch's (useful, not useful): what seating weighs. Human and suite verdicts count alike.
+    current: dict[Key, tuple[int, int]] = field(default_factory=dict)
+    tracks: dict[Key, Track] = field(default_factory=dict)  # verdicts in time order, for the change detector
     streaking: set[int] = field(default_factory=set)  # model pks whose failure streak is above zero
     answered: dict[str, int] = field(default_factory=dict)  # alias → largest prompt answered (tokens)
     loaded_at: float = 0.0
@@ -46,9 +51,17 @@ class SeatHistory:
     @classmethod
     async def load(cls, conn: AsyncConnection) -> SeatHistory:
         now = time.time()
+        tracks: dict[Key, Track] = {}
+        for alias, shape, useful, _source, at in await calls.verdict_sequence(conn):
+            track = tracks.get((alias, shape))
+            if track is None:
+                track = tracks[(alias, shape)] = Track()
+            track.add(useful, at)
         return cls(
             last_seated=await calls.last_seated(conn),
-            counts=await calls.verdict_counts(conn),
+            counts={key: track.all_time for key, track in tracks.items()},
+            current={key: track.current for key, track in tracks.items()},
+            tracks=tracks,
             streaking=await roster.streaking_models(conn),
             answered=await roster.largest_answered(conn),
             loaded_at=now,
@@ -78,12 +91,26 @@ class SeatHistory:
         """A model sat a seat on this shape (staleness starts again)."""
         self.last_seated[(alias, shape)] = at
 
-    def judged(self, alias: str, shape: str, useful: bool, replaced: bool | None = None) -> None:
+    def judged(
+        self, alias: str, shape: str, useful: bool, replaced: bool | None = None, at: float | None = None
+    ) -> None:
         """A verdict on a seated seat; `replaced` is the useful flag of the verdict it replaces."""
-        good, bad = self.counts.get((alias, shape), (0, 0))
+        key = (alias, shape)
         if replaced is not None:
-            good, bad = (good - 1, bad) if replaced else (good, bad - 1)
-        self.counts[(alias, shape)] = (good + 1, bad) if useful else (good, bad + 1)
+            # Swapped in place until the re-read, which replays the sequence with the new verdict in it.
+            for counts in (self.counts, self.current):
+                good, bad = counts.get(key, (0, 0))
+                if (good if replaced else bad) > 0:
+                    good, bad = (good - 1, bad) if replaced else (good, bad - 1)
+                counts[key] = (good + 1, bad) if useful else (good, bad + 1)
+            self.expire()
+            return
+        track = self.tracks.get(key)
+        if track is None:
+            track = self.tracks[key] = Track()
+        track.add(useful, at if at is not None else time.time())
+        self.counts[key] = track.all_time
+        self.current[key] = track.current
 
     def streak_started(self, model_pk: int) -> None:
         self.streaking.add(model_pk)

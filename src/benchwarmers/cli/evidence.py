@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import tomllib
 from enum import StrEnum
 from pathlib import Path
@@ -98,6 +99,14 @@ async def leaderboard(
     for board in boards:
         table(_title(board), columns, _board_rows(board))
         console.print(_best_line(board), markup=False)
+        for m in board["models"]:
+            if m["changed"]:
+                now = m["current"]
+                console.print(
+                    f"{m['alias']}: standing changed {_day(m['changed']['at'])}: {m['changed']['why']}; "
+                    f"now {now['useful']}/{now['verdicts']} useful, all-time {m['useful']}/{m['verdicts']}",
+                    markup=False,
+                )
     hint(RANKS)
 
 
@@ -129,6 +138,10 @@ RANKS = (
     "ranks (1–3: anywhere from 1st to 3rd). errors: failed seats of all seats, by class. seconds: over answered "
     "seats. Pairwise (Bradley–Terry) strengths are in --json."
 )
+
+
+def _day(at: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(at))
 
 
 def _rank(found: list[int] | None) -> str:

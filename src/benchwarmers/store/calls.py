@@ -127,19 +127,16 @@ async def last_seated(conn: AsyncConnection) -> dict[tuple[str, str], float]:
     return {(alias, shape): at for alias, shape, at in await conn.execute(query)}
 
 
-async def verdict_counts(conn: AsyncConnection) -> dict[tuple[str, str], tuple[int, int]]:
-    """(alias, shape) → (useful, not useful) over current verdicts on seats (not on merges)."""
+async def verdict_sequence(conn: AsyncConnection) -> list[tuple[str, str, bool, str, float]]:
+    """Every current verdict on a seat as (alias, shape, useful, source, created_at), in the order
+    they were given (the verdicts' primary key): what the change detector replays."""
     query = (
-        select(seats.c.alias, seats.c.shape, verdicts.c.useful, func.count())
-        .join(verdicts, verdicts.c.call == seats.c.call)
+        select(seats.c.alias, seats.c.shape, verdicts.c.useful, verdicts.c.source, verdicts.c.created_at)
+        .join(seats, seats.c.call == verdicts.c.call)
         .where(verdicts.c.current.is_(True) & seats.c.seat.in_(SEATED_KINDS))
-        .group_by(seats.c.alias, seats.c.shape, verdicts.c.useful)
+        .order_by(verdicts.c.id)
     )
-    counts: dict[tuple[str, str], tuple[int, int]] = {}
-    for alias, shape, useful, n in await conn.execute(query):
-        good, bad = counts.get((alias, shape), (0, 0))
-        counts[(alias, shape)] = (good + n, bad) if useful else (good, bad + n)
-    return counts
+    return [(alias, shape, bool(useful), source, at) for alias, shape, useful, source, at in await conn.execute(query)]
 
 
 async def get_seat(conn: AsyncConnection, call: str) -> dict | None:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.bounds import PRIMARY
+from benchwarmers.bench.evidence.epochs import replay
 from benchwarmers.bench.evidence.posterior import Best, best_of, order_key
 from benchwarmers.bench.evidence.stats import (
     Cell,
@@ -82,6 +83,11 @@ class Standing:
     p90_seconds: float | None = None  # over ok seats
     rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
     truncated: int = 0  # answers that stopped at their token limit (finish_reason: length), counted apart
+    # The current epoch (bench/evidence/epochs.py) beside the all-time record above: None = the same.
+    current_useful: int | None = None
+    current_verdicts: int | None = None
+    changed_at: float | None = None  # when the current epoch's first verdict was given
+    changed_why: str | None = None  # e.g. "recent 6/25 against 160/200 before"
 
     @property
     def error_rate(self) -> float | None:
@@ -112,6 +118,23 @@ class Standing:
     @property
     def rate(self) -> float | None:
         return self.useful / self.verdicts if self.verdicts else None
+
+    @property
+    def current(self) -> tuple[int, int]:
+        """(useful, verdicts) of the current epoch: what seating weighs now."""
+        if self.current_verdicts is None or self.current_useful is None:
+            return self.useful, self.verdicts
+        return self.current_useful, self.current_verdicts
+
+    def current_public(self) -> dict[str, Any]:
+        useful, verdicts = self.current
+        low, high = wilson(useful, verdicts)
+        return {
+            "useful": useful,
+            "verdicts": verdicts,
+            "rate": _round(useful / verdicts if verdicts else None, 4),
+            "interval": [round(low, 4), round(high, 4)],
+        }
 
     def cell(self) -> Cell:
         return Cell(self.alias, self.shape, self.verdicts, self.useful, self.low, self.high, self.maturity)
@@ -146,6 +169,8 @@ class Standing:
                 if self.strength_low is None or self.strength_high is None
                 else [round(self.strength_low, 3), round(self.strength_high, 3)]
             ),
+            "current": self.current_public(),
+            "changed": None if self.changed_at is None else {"at": self.changed_at, "why": self.changed_why},
         }
 
 
@@ -209,6 +234,9 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
     judged = [r for r in rows if r["useful"] is not None]
     useful = sum(1 for r in judged if r["useful"])
     low, high = wilson(useful, len(judged))
+    in_order = sorted((r for r in judged if r["judged_at"] is not None), key=lambda r: r["judged_at"])
+    track = replay((bool(r["useful"]), r["judged_at"]) for r in in_order)
+    change = track.changes[-1] if track.changes else None
     ok_seconds = [r["seconds"] for r in rows if r["status"] == "ok" and r["seconds"] is not None]
     kinds = Counter(r.get("error_kind") or "error" for r in rows if r["status"] == "error")
     return Standing(
@@ -232,6 +260,10 @@ def standing_of(alias: str, shape: str, rows: Sequence[Mapping[str, Any]]) -> St
         error_kinds=error_kinds(kinds),
         p90_seconds=nearest_rank(ok_seconds, 0.9),
         sources=tuple(sorted(Counter(r.get("source") or HUMAN for r in judged).items())),
+        current_useful=track.good if change else None,
+        current_verdicts=track.n if change else None,
+        changed_at=change.at if change else None,
+        changed_why=change.describe() if change else None,
     )
 
 

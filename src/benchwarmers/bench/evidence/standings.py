@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.evidence.board import (
@@ -21,6 +21,7 @@ from benchwarmers.bench.evidence.board import (
     since_days,
     with_ranks,
 )
+from benchwarmers.bench.evidence.epochs import Track
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.stats import maturity, nearest_rank, wilson
 from benchwarmers.store import counts
@@ -67,6 +68,20 @@ def standing_of_counts(row: dict[str, Any], figures: dict[str, Any] | None = Non
     )
 
 
+def with_epoch(standing: Standing, track: Track | None) -> Standing:
+    """The standing with its current epoch beside the all-time record, when a change opened one."""
+    if track is None or not track.changes:
+        return standing
+    change = track.changes[-1]
+    return replace(
+        standing,
+        current_useful=track.good,
+        current_verdicts=track.n,
+        changed_at=change.at,
+        changed_why=change.describe(),
+    )
+
+
 async def standings(state: BenchState, days: float | None = None) -> list[ShapeStandings]:
     """Every shape with seats in the window, in the configured order, each ranked best first."""
     since = since_days(days)
@@ -74,9 +89,12 @@ async def standings(state: BenchState, days: float | None = None) -> list[ShapeS
     async with state.read() as conn:
         rows = await counts.standing_counts(conn, since)
         figures = await counts.seat_figures(conn, since)
+    # The current epochs are the seat history's, kept over every verdict: shown for the whole record only.
+    tracks = (await state.fresh_history()).tracks if days is None else {}
     by_shape: dict[str, list[Standing]] = defaultdict(list)
     for row in rows:
-        by_shape[row["shape"]].append(standing_of_counts(row, figures.get((row["alias"], row["shape"]))))
+        standing = standing_of_counts(row, figures.get((row["alias"], row["shape"])))
+        by_shape[row["shape"]].append(with_epoch(standing, tracks.get((row["alias"], row["shape"]))))
     found = []
     for shape in board_shapes(snapshot, by_shape):
         chosen = await primary_of(state, shape)

@@ -96,7 +96,8 @@ def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, size: PromptSize) -> Candidate:
-    useful, not_useful = history.counts.get((model.alias, shape), (0, 0))
+    # The current epoch's evidence (bench/evidence/epochs.py): what the model is now, not what it was.
+    useful, not_useful = history.current.get((model.alias, shape), (0, 0))
     return Candidate(
         alias=model.alias,
         family=model.family,
@@ -320,6 +321,7 @@ def seat_panel(
         now=now,
         rng=rng,
         epsilon=float(limits.get("epsilon", 0.0)),
+        floor=float(limits.get("explorer_floor", 1.0)),
     )
     plan = replace(plan, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:

@@ -1,5 +1,6 @@
-"""Who sits on a panel: members, then nominees, then explorers chosen by staleness, and the
-spares that take an explorer's seat when its model has no free slot (bench/pacing.py).
+"""Who sits on a panel: members, then nominees, then explorers (a floor of seats by staleness, the
+rest by top-two Thompson sampling on the current evidence), and the spares that take an
+explorer's seat when its model has no free slot (bench/pacing.py).
 
 Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as `rng`.
 """
@@ -122,6 +123,26 @@ def _staleness_order(pool: Sequence[Candidate], draws: dict[str, float] | None, 
     )
 
 
+def _draw(pool: Sequence[Candidate], rng: random.Random) -> dict[str, float]:
+    """One Thompson draw per candidate from the Beta posterior of its counts, in alias order."""
+    return {c.alias: thompson_draw(c.useful, c.not_useful, rng) for c in pool}
+
+
+def _best(pool: Sequence[Candidate], draws: dict[str, float]) -> Candidate:
+    return max(pool, key=lambda c: (draws[c.alias], c.alias))
+
+
+def _challenger(remaining: list[Candidate], leaders: list[Candidate], rng: random.Random) -> Candidate:
+    """Top-two Thompson's challenger: the best of a fresh draw when that is not a leader, else the
+    best of the rest by it (one re-draw: each costs a draw per candidate, on every panel)."""
+    contenders = list(dict.fromkeys(remaining + leaders))
+    draws = _draw(contenders, rng)
+    top = _best(contenders, draws)
+    if top not in leaders:
+        return top
+    return _best([c for c in remaining if c not in leaders] or remaining, draws)
+
+
 def _pick_explorers(
     pool: Sequence[Candidate],
     slots: int,
@@ -129,23 +150,35 @@ def _pick_explorers(
     *,
     rng: random.Random,
     epsilon: float,
+    floor: float = 1.0,
 ) -> list[Candidate]:
     open_pool = [c for c in pool if family_of(c) not in taken_families]
     if slots <= 0 or not open_pool:
         return []
-    # Evidence enters only when epsilon > 0: epsilon 0 is pure staleness plus chance.
-    draws = None
-    if epsilon > 0:
-        draws = {c.alias: thompson_draw(c.useful, c.not_useful, rng) for c in sorted(open_pool, key=lambda c: c.alias)}
-    stale = _staleness_order(open_pool, draws, rng)
+    ordered = sorted(open_pool, key=lambda c: c.alias)  # the outcome depends on the seed, not the pool's order
+    # Which seats are the floor's (stalest first) and which focus; floor 1 draws nothing for it.
+    focus = [floor < 1.0 and rng.random() >= floor for _ in range(slots)]
+    # One draw serves the stalest-first seats (epsilon's picks, staleness ties) and the focus leader.
+    # Evidence enters the stalest-first rule only when epsilon > 0: 0 is pure staleness plus chance.
+    draws = _draw(ordered, rng) if epsilon > 0 or any(focus) else None
+    stale = _staleness_order(ordered, draws, rng)
+    # One focus seat alone is the leader or a challenger, even odds (top-two Thompson's beta = 1/2).
+    lead_first = sum(focus) != 1 or rng.random() < 0.5
     chosen: list[Candidate] = []
+    leaders: list[Candidate] = []
     families = set(taken_families)
-    for _ in range(slots):
+    for by_focus in focus:
         remaining = [c for c in stale if family_of(c) not in families]
         if not remaining:
             break
-        if draws is not None and rng.random() < epsilon:
-            pick = max(remaining, key=lambda c: (draws[c.alias], c.alias))
+        if by_focus and draws is not None:
+            if lead_first and not leaders:
+                pick = _best(remaining, draws)
+            else:
+                pick = _challenger(remaining, leaders or [_best(remaining, draws)], rng)
+            leaders.append(pick)
+        elif draws is not None and rng.random() < epsilon:
+            pick = _best(remaining, draws)
         else:
             pick = remaining[0]
         chosen.append(pick)
@@ -165,11 +198,18 @@ def plan_seats(
     now: float,
     rng: random.Random,
     epsilon: float = 0.0,
+    floor: float = 1.0,
 ) -> SeatPlan:
     """Seat members, then nominees, then explorers from `pool` for one request. A retired member or
-    nominee keeps its seat, marked `retired`, and leaves its call to an explorer."""
+    nominee keeps its seat, marked `retired`, and leaves its call to an explorer.
+
+    Each explorer seat is the floor's with probability `floor`: stalest first (`epsilon` of those
+    by a Thompson draw), so no eligible model is starved; the others are focus seats, by top-two
+    Thompson sampling on the candidates' counts. `floor` 1 is the stalest-first rule alone."""
     if not 0.0 <= epsilon <= 1.0:
         raise ValueError("epsilon must be in [0, 1]")
+    if not 0.0 <= floor <= 1.0:
+        raise ValueError("floor must be in [0, 1]")
     seats: list[Seat] = []
     skipped: list[Skipped] = []
     # Every alias already considered, seated or skipped, so it is seated or listed once.
@@ -203,7 +243,7 @@ def plan_seats(
             continue
         if _eligible(cand, estimate=estimate, images=images, now=now):
             eligible[cand.alias] = cand
-    explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon)
+    explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
     seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
     spares = _spares(eligible.values(), explorers, families) if slots > 0 else []
     return SeatPlan(tuple(seats), tuple(skipped), tuple(spares))
