@@ -52,21 +52,6 @@ async def seat_evidence(conn: AsyncConnection, since: float | None = None) -> li
     return [dict(row._mapping) for row in await conn.execute(query)]
 
 
-async def judged_counts(conn: AsyncConnection) -> dict[tuple[str, str], tuple[int, int]]:
-    """(alias, shape) → (useful, verdicts) over current verdicts on seated seats, all time."""
-    query = (
-        select(seats.c.alias, seats.c.shape, verdicts.c.useful, func.count())
-        .join(verdicts, _CURRENT)
-        .where(seats.c.seat.in_(SEATED_KINDS))
-        .group_by(seats.c.alias, seats.c.shape, verdicts.c.useful)
-    )
-    counts: dict[tuple[str, str], tuple[int, int]] = {}
-    for alias, shape, useful, n in await conn.execute(query):
-        good, total = counts.get((alias, shape), (0, 0))
-        counts[(alias, shape)] = (good + (n if useful else 0), total + n)
-    return counts
-
-
 async def newest_verdict(conn: AsyncConnection) -> int:
     """The newest verdict's id: it moves with every verdict written, replacements included."""
     return int(await conn.scalar(select(func.max(verdicts.c.id))) or 0)

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.evidence.posterior import Counts, Key, prob_better
+from benchwarmers.bench.evidence.posterior import Counts, Key, epoch_verdicts, prob_better
 from benchwarmers.store import counts as store_counts
 from benchwarmers.store.records import CollectionFields
 
@@ -177,11 +177,6 @@ def advise(
     return found
 
 
-def evidence_counts(rows: Iterable[Mapping[str, Any]]) -> dict[Key, Counts]:
-    """(alias, shape) → (useful, verdicts) from `store.counts.standing_counts` rows."""
-    return {(r["alias"], r["shape"]): (int(r["useful"]), int(r["verdicts"])) for r in rows if r["verdicts"]}
-
-
 def usage_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, Usage]:
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for r in rows:
@@ -201,12 +196,13 @@ async def advice(state: BenchState, now: float | None = None) -> list[Advice]:
     snapshot = await state.snapshot()
     since = (time.time() if now is None else now) - FAILING_DAYS * DAY
     async with state.read() as conn:
-        every = await store_counts.standing_counts(conn)
         recent = await store_counts.standing_counts(conn, since)
+    history = await state.fresh_history()
     retired = {m.alias for m in snapshot.models.values() if m.retired}
     return advise(
         snapshot.collections.values(),
-        evidence_counts(every),
+        # The current epoch's evidence (bench/evidence/epochs.py): a model that changed is judged as it is now.
+        epoch_verdicts(history.current),
         can_join=can_join(snapshot),
         usage=usage_of(recent),
         retired=retired,

@@ -328,7 +328,8 @@ def build_board(
             standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
         standings.append(standing)
     standings = with_ranks(sorted(standings, key=rank_key))
-    counts = {s.alias: (s.useful, s.verdicts) for s in standings if s.alias in pickable}
+    # The current epoch's evidence (Standing.current): the pick follows a model that changed.
+    counts = {s.alias: s.current for s in standings if s.alias in pickable}
     # Seeded: the same evidence always shows the same P(best).
     best = best_of(counts, rng=random.Random(seed))
     pick = best.alias if best is not None else None

@@ -135,8 +135,8 @@ def router_pick(counts: Mapping[str, Counts], pinned: str | None = None) -> str 
 
 
 def from_history(counts: Mapping[Key, tuple[int, int]], shape: str, aliases: Iterable[str]) -> dict[str, Counts]:
-    """alias → (useful, verdicts) on `shape` for `aliases`, from SeatHistory.counts, which holds
-    (useful, not useful): the one place the per-panel paths read the seat history's counts."""
+    """alias → (useful, verdicts) on `shape` for `aliases`, from the seat history's (useful, not
+    useful) counts (SeatHistory.current: the current epoch's): the per-panel paths' reading."""
     found: dict[str, Counts] = {}
     for alias in aliases:
         good, bad = counts.get((alias, shape), (0, 0))
@@ -161,3 +161,9 @@ def prob_better(a: Counts, b: Counts) -> float:
             _log_beta(alpha_y + i, beta_x + beta_y) - math.log(beta_x + i) - _log_beta(1 + i, beta_x) - base
         )
     return min(1.0, max(0.0, total))
+
+
+def epoch_verdicts(counts: Mapping[Key, tuple[int, int]]) -> dict[Key, Counts]:
+    """(alias, shape) → (useful, verdicts) from the seat history's (useful, not useful) counts, the
+    judged ones only: what the router's primary and `advise` weigh (the current epoch's evidence)."""
+    return {key: (good, good + bad) for key, (good, bad) in counts.items() if good + bad}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from benchwarmers.bench.evidence.board import PRIMARY, pickable
-from benchwarmers.bench.evidence.posterior import Best, Counts, best_of
+from benchwarmers.bench.evidence.posterior import Best, Counts, best_of, epoch_verdicts
 from benchwarmers.store import evidence as store
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class Primary:
 
 @dataclass(frozen=True)
 class _Primaries:
-    key: tuple[int, int]  # (config version, newest verdict id)
+    key: tuple[int, int, float]  # (config version, newest verdict id, when the history was read)
     by_shape: dict[str, Primary | None]
 
 
@@ -79,10 +79,14 @@ async def primary_of(state: BenchState, shape: str) -> Primary | None:
     best. Recomputed only when the config or the verdicts move (two cheap queries otherwise)."""
     snapshot = await state.snapshot()
     async with state.read() as conn:
-        key = (snapshot.version, await store.newest_verdict(conn))
+        history = await state.fresh_history()
+        # The history is re-read from the log every few seconds: a verdict another process wrote
+        # reaches the primary with that re-read (loaded_at), one written here at once (its id).
+        key = (snapshot.version, await store.newest_verdict(conn), history.loaded_at)
         cached = _PRIMARIES.get(state)
         if cached is None or cached.key != key:
-            counts = await store.judged_counts(conn)
+            # The current epoch's evidence (bench/evidence/epochs.py): who is best now.
+            counts = epoch_verdicts(history.current)
             pins = {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
             cached = _Primaries(key, primary_map(counts, pins, pickable(snapshot)))
             _PRIMARIES[state] = cached

@@ -378,7 +378,7 @@ class Panels:
 
     def counts(self, panel: PreparedPanel, seated: list[str]) -> dict[str, tuple[int, int]]:
         """alias → (useful, verdicts) on the panel's shape for its members and `seated`."""
-        return from_history(self.state.history.counts, panel.shape, [*panel.collection["members"], *seated])
+        return from_history(self.state.history.current, panel.shape, [*panel.collection["members"], *seated])
 
     def build_reply(
         self,
