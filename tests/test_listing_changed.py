@@ -72,11 +72,14 @@ def test_a_changed_listing_flags_the_model_until_acknowledged(server, fake, clie
     code, out = cli("leaderboard")
     assert code == 0 and f"{KIMI}: possibly changed " in out and ": window 8192 → 32768 (acknowledge" in out
 
-    # A new `created` and a price: the newest change replaces the open alert.
+    # A new `created` (going paid is `went_paid`'s alert, not this one): the newest change replaces the open one.
     paid = {**listed("kimi-k2", 32768, free=False), "created": 1_710_000_000}
     assert relist(server, fake, paid, listed("phi-4"), listed("qwen3-32b"))["possibly_changed"] == 1
-    what = "created 2023-11-14T22:13:20Z → 2024-03-09T16:00:00Z; price 0.0/0.0 → 1e-06/2e-06"
-    assert flags(cli)[KIMI]["what"] == what
+    assert flags(cli)[KIMI]["what"] == "created 2023-11-14T22:13:20Z → 2024-03-09T16:00:00Z"
+    # A priced model's new price.
+    dearer = {**paid, "pricing": {"prompt": "0.000003", "completion": "0.000002"}}
+    assert relist(server, fake, dearer, listed("phi-4"), listed("qwen3-32b"))["possibly_changed"] == 1
+    assert flags(cli)[KIMI]["what"] == "price 1e-06/2e-06 → 3e-06/2e-06"
     (alert,) = alerts(server)
     assert httpx2.post(f"{server.url}/api/alerts/{alert['id']}/ack").status_code == 200
     assert flags(cli)[KIMI] is None

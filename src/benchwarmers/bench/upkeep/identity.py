@@ -3,7 +3,7 @@
 The same id may then serve another model, so its evidence may describe the one before. A refresh
 that sees such a change raises a `possibly_changed` alert (the newest change replaces an older open
 one); the leaderboard flags the model until the user acknowledges the alert, or for
-`FLAG_DAYS` days. The first time a model or a fact is seen is not a change.
+`FLAG_DAYS` days. The first time a model or a fact is seen is not a change, nor is going free ↔ priced.
 """
 
 from __future__ import annotations
@@ -45,7 +45,11 @@ def identity_change(before: Mapping[str, Any], after: Mapping[str, Any]) -> str 
     changes = [
         f"{label} {_shown(fact, before[fact])} → {_shown(fact, after[fact])}"
         for fact, label in IDENTITY
-        if before.get(fact) is not None and after.get(fact) is not None and before[fact] != after[fact]
+        if before.get(fact) is not None
+        and after.get(fact) is not None
+        and before[fact] != after[fact]
+        # Free ↔ priced is a transition `went_paid` and the explorer pool deal with, not a new model.
+        and not (fact == "price" and True in (before.get("free"), after.get("free")))
     ]
     return "; ".join(changes) or None
 
