@@ -85,7 +85,7 @@ def test_a_free_tier_endpoint_never_goes_paid(server, fake_upstream):
 def test_a_vanished_model_is_retiring_explorers_skip_it_and_members_still_call_it(pair, fake_upstream, client):
     collection(pair, "q", [QWEN], max_explorers=0)
     serve(fake_upstream, listed(LLAMA))
-    assert refresh(pair) == {"listed": 1, "added": 0, "gone": 1, "went_paid": 0, "retiring": 1}
+    assert refresh(pair) == {"listed": 1, "added": 0, "gone": 1, "went_paid": 0, "retiring": 1, "possibly_changed": 0}
     assert open_alerts(pair) == [
         (
             "retiring",

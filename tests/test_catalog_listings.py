@@ -47,7 +47,7 @@ async def facts(bench: Bench, alias: str) -> dict[str, tuple[Any, str]]:
 
 async def test_lmstudio_v0_when_v1_is_not_served(bench, fake_upstream):
     summary = await refresh(bench, fake_upstream, "lms", "lmstudio", {"/api/v0/models": fixture("lmstudio_v0")})
-    assert summary == {"listed": 2, "added": 2, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert summary == {"listed": 2, "added": 2, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0}
     assert [r.path for r in fake_upstream.requests] == ["/api/v1/models", "/api/v0/models"]
     assert await facts(bench, "lms/qwen2-vl-7b-instruct") == {
         "context_window": (32768, "listing"),
@@ -170,7 +170,7 @@ async def test_a_repeated_refresh_writes_only_what_changed(bench, fake_upstream)
 
 async def test_cliproxyapi(bench, fake_upstream):
     summary = await refresh(bench, fake_upstream, "cpa", "cliproxy", {"/v1/models": fixture("cliproxy")})
-    assert summary == {"listed": 5, "added": 5, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert summary == {"listed": 5, "added": 5, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0}
     assert [r.path for r in fake_upstream.requests] == ["/v1/models"]
     # Its listing names each model and little more: models.dev knows the rest, except a price (a
     # subscription has none per token), so nothing here is free for the explorer seats.

@@ -66,7 +66,7 @@ async def test_models_dev_live_then_cached_then_bundled(bench, fake_upstream):
             "or",
             True,
             "1 models listed, 1 new, 0 gone",
-            {"listed": 1, "added": 1, "gone": 0, "went_paid": 0, "retiring": 0},
+            {"listed": 1, "added": 1, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0},
         ),
     ]
     assert orjson.loads(models_dev_cache(bench.settings).read_bytes()) == LIVE

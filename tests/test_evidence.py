@@ -156,6 +156,7 @@ def test_board_ranks_by_lower_bound_with_strengths_beside() -> None:
         # No change was detected: the current epoch is the whole record.
         "current": {"useful": 6, "verdicts": 6, "rate": 1.0, "interval": [0.6097, 1.0]},
         "changed": None,
+        "listing_changed": None,
     }
     assert public["models"][3]["rank"] is None and public["models"][3]["verdicts"] == 0  # unjudged: no rank
 

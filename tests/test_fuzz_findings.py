@@ -69,7 +69,7 @@ def test_a_listing_with_a_superscript_window_is_still_read(server: BenchServer, 
     refreshed = httpx2.post(f"{server.url}/api/endpoints/f/refresh")
     assert (refreshed.status_code, refreshed.json()) == (
         200,
-        {"name": "f", "listed": 2, "added": 2, "gone": 0, "went_paid": 0, "retiring": 0},
+        {"name": "f", "listed": 2, "added": 2, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0},
     )
     windows = {m["alias"]: m["context_window"] for m in httpx2.get(f"{server.url}/api/models").json()["data"]}
     assert windows == {"f/odd": None, "f/plain": 8_000}

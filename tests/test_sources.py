@@ -67,7 +67,14 @@ def add_llm_endpoint(server: BenchServer) -> dict[str, Any]:
 
 def test_bench_client_llm_seats_a_model_through_a_plugin_hook(llm_server, fake):
     add_fake_endpoint(llm_server, fake, models=[listed(m, w, vision=m == "gemma-3-27b") for m, w in ROSTER.items()])
-    assert add_llm_endpoint(llm_server) == {"listed": 4, "added": 4, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert add_llm_endpoint(llm_server) == {
+        "listed": 4,
+        "added": 4,
+        "gone": 0,
+        "went_paid": 0,
+        "retiring": 0,
+        "possibly_changed": 0,
+    }
     add_collection(llm_server, "mixed", ["llm/bench-echo", "fake/llama-3.3-70b"], max_explorers=0)
     fake.script("llama-3.3-70b", usage={"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110})
     reply = openai_client(llm_server).chat.completions.create(
@@ -232,7 +239,14 @@ def test_cliproxyapi_lists_and_seats_subscription_models(server, fake_upstream: 
         await bench.endpoints.add_endpoint("cpa", **options)
         return await bench.endpoints.refresh_endpoint("cpa")
 
-    assert server.admin(setup) == {"listed": 5, "added": 5, "gone": 0, "went_paid": 0, "retiring": 0}
+    assert server.admin(setup) == {
+        "listed": 5,
+        "added": 5,
+        "gone": 0,
+        "went_paid": 0,
+        "retiring": 0,
+        "possibly_changed": 0,
+    }
     add_collection(server, "subs", ["cpa/claude-sonnet-4-5-20250929", "cpa/gemini-2.5-pro"])
     fake_upstream.clear()
     reply = openai_client(server).chat.completions.create(

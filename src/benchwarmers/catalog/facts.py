@@ -29,6 +29,9 @@ class ListedModel:
     family: str | None = None
     deprecated: str | None = None  # a deprecation date, "deprecated", "inactive"...
     display_name: str | None = None
+    # Identity marks: a new value means the listed model may be another model under the same id.
+    created: str | None = None  # when the provider says it was made (ISO 8601, UTC)
+    fingerprint: str | None = None  # a digest or fingerprint the listing gives
 
     @property
     def vision(self) -> bool | None:
@@ -58,6 +61,8 @@ def listed_facts(model: ListedModel) -> dict[str, Any]:
         "free": model.free,
         "family": model.family,
         "deprecated": model.deprecated,
+        "created": model.created,
+        "fingerprint": model.fingerprint,
     }
     if model.price_prompt is not None or model.price_completion is not None:
         facts["price"] = {"prompt": model.price_prompt, "completion": model.price_completion}

@@ -107,6 +107,12 @@ async def leaderboard(
                     f"now {now['useful']}/{now['verdicts']} useful, all-time {m['useful']}/{m['verdicts']}",
                     markup=False,
                 )
+            if m["listing_changed"]:
+                console.print(
+                    f"{m['alias']}: possibly changed {_day(m['listing_changed']['at'])}: "
+                    f"{m['listing_changed']['what']} (acknowledge the alert to clear this)",
+                    markup=False,
+                )
     hint(RANKS)
 
 

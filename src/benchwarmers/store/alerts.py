@@ -20,6 +20,12 @@ async def open_alert(conn: AsyncConnection, kind: str, subject: str) -> dict | N
     return dict(row._mapping) if row else None
 
 
+async def open_since(conn: AsyncConnection, kind: str, since: float) -> list[dict]:
+    """Open alerts of this kind raised at or after `since`, oldest first."""
+    query = select(alerts).where(and_(alerts.c.kind == kind, alerts.c.created_at >= since, _OPEN))
+    return [dict(row._mapping) for row in await conn.execute(query.order_by(alerts.c.id))]
+
+
 async def unresolved_alerts(conn: AsyncConnection, kind: str, subject: str) -> list[dict]:
     """Alerts of this kind about this subject whose cause the bench has not seen go away
     (open or acknowledged), oldest first."""

@@ -250,7 +250,7 @@ alerts = Table(
     "alerts",
     metadata,
     Column("id", Integer, primary_key=True),
-    Column("kind", String(32), nullable=False),  # went_paid | retiring | failing | owed
+    Column("kind", String(32), nullable=False),  # went_paid | retiring | failing | owed | possibly_changed
     Column("subject", String(300), nullable=False),
     Column("message", Text, nullable=False),
     Column("created_at", Float, nullable=False),

@@ -12,6 +12,7 @@ import asyncio
 import re
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from benchwarmers.catalog.facts import ListedModel, free_from_prices
@@ -87,6 +88,14 @@ def _first_int(entry: Mapping[str, Any], paths: Iterable[str]) -> int | None:
 
 def _text(value: Any) -> str | None:
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _created(entry: Mapping[str, Any]) -> str | None:
+    """OpenAI's `created` (Unix seconds) as ISO 8601 UTC, or Anthropic's `created_at` as given."""
+    seconds = _as_int(entry.get("created"))
+    if seconds is not None:
+        return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return _text(entry.get("created_at"))
 
 
 def _vision_kinds(vision: Any) -> frozenset[str] | None:
@@ -172,6 +181,8 @@ def _openai_entry(entry: Mapping[str, Any]) -> ListedModel | None:
         free=free_from_prices(prompt, completion),
         deprecated=_deprecated(entry),
         display_name=_text(entry.get("name")) or _text(entry.get("display_name")),
+        created=_created(entry),
+        fingerprint=_text(entry.get("fingerprint")),
     )
 
 
@@ -290,6 +301,7 @@ def parse_ollama(tags: Any, shows: Mapping[str, Any] | None = None) -> list[List
                 context_window=_ollama_window(show),
                 input_kinds=_input_kinds(capabilities),
                 family=normalise_family(family) if family else None,
+                fingerprint=_text(tag.get("digest")),  # new weights under the same tag: a new digest
                 **_LOCAL,
             )
         )

@@ -3,7 +3,8 @@
 Kinds: `went_paid` (a free model now has a price: it stays out of explorer seats until acknowledged),
 `retiring` (deprecated or gone from its listing), `failing` (its last seats all failed, so it is
 retired until a probe or the user restores it: resolved then), `owed` (verdicts fall behind: resolved
-once they are caught up). An alert is open until the user acknowledges it or the bench resolves it.
+once they are caught up), `possibly_changed` (its listing's identity changed: bench/upkeep/identity.py).
+An alert is open until the user acknowledges it or the bench resolves it.
 """
 
 from __future__ import annotations
@@ -18,7 +19,13 @@ from benchwarmers.store.changes import record_change
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
-LABELS = {"went_paid": "went paid", "retiring": "retiring", "failing": "failing", "owed": "verdicts owed"}
+LABELS = {
+    "went_paid": "went paid",
+    "retiring": "retiring",
+    "failing": "failing",
+    "owed": "verdicts owed",
+    "possibly_changed": "possibly changed",
+}
 
 
 def alert_public(row: dict[str, Any]) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from benchwarmers.bench.evidence.stats import (
 from benchwarmers.bench.evidence.stats import maturity as maturity_of
 from benchwarmers.bench.names import unknown_shape
 from benchwarmers.bench.snapshot import Snapshot
+from benchwarmers.bench.upkeep.identity import ListingChange, flagged
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import evidence as store
 
@@ -88,6 +89,7 @@ class Standing:
     current_verdicts: int | None = None
     changed_at: float | None = None  # when the current epoch's first verdict was given
     changed_why: str | None = None  # e.g. "recent 6/25 against 160/200 before"
+    listing_changed: ListingChange | None = None  # its listing's identity changed (bench/upkeep/identity.py)
 
     @property
     def error_rate(self) -> float | None:
@@ -171,6 +173,7 @@ class Standing:
             ),
             "current": self.current_public(),
             "changed": None if self.changed_at is None else {"at": self.changed_at, "why": self.changed_why},
+            "listing_changed": None if self.listing_changed is None else self.listing_changed.public(),
         }
 
 
@@ -312,6 +315,7 @@ def build_board(
     pickable: frozenset[str] | set[str],
     pinned: str | None = None,
     seed: int = SEED,
+    listing_changes: Mapping[str, ListingChange] | None = None,
 ) -> Board:
     """One shape's board from its seat rows (pure; the bootstrap is seeded)."""
     by_alias: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
@@ -322,7 +326,7 @@ def build_board(
     point, intervals = _strengths(outcomes, seed) if outcomes else ({}, {})
     standings = []
     for alias, own in by_alias.items():
-        standing = standing_of(alias, shape, own)
+        standing = replace(standing_of(alias, shape, own), listing_changed=(listing_changes or {}).get(alias))
         if alias in point:
             low, high = intervals[alias]
             standing = replace(standing, strength=point[alias], strength_low=low, strength_high=high)
@@ -385,6 +389,7 @@ async def leaderboard(
     snapshot = await state.snapshot()
     async with state.read() as conn:
         rows = await store.seat_evidence(conn, since)
+        listing_changes = await flagged(conn, time.time())
     if human_only:
         rows = [r if (r["source"] or HUMAN) == HUMAN else {**r, **UNJUDGED} for r in rows]
     pins = await primary_pins(state)
@@ -399,7 +404,10 @@ async def leaderboard(
     usable = pickable(snapshot)
 
     def build() -> list[Board]:
-        return [build_board(s, by_shape.get(s, []), pickable=usable, pinned=pins.get(s)) for s in shapes]
+        return [
+            build_board(s, by_shape.get(s, []), pickable=usable, pinned=pins.get(s), listing_changes=listing_changes)
+            for s in shapes
+        ]
 
     # The bootstrap is CPU work: keep the event loop serving panels meanwhile.
     return await asyncio.to_thread(build)

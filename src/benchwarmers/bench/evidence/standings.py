@@ -9,6 +9,7 @@ pairwise strengths and claims per answer, at a cost that grows with every seat.
 from __future__ import annotations
 
 import statistics
+import time
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ from benchwarmers.bench.evidence.board import (
 from benchwarmers.bench.evidence.epochs import Track
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.stats import maturity, nearest_rank, wilson
+from benchwarmers.bench.upkeep.identity import flagged
 from benchwarmers.store import counts
 
 if TYPE_CHECKING:
@@ -89,11 +91,13 @@ async def standings(state: BenchState, days: float | None = None) -> list[ShapeS
     async with state.read() as conn:
         rows = await counts.standing_counts(conn, since)
         figures = await counts.seat_figures(conn, since)
+        listing_changes = await flagged(conn, time.time())
     # The current epochs are the seat history's, kept over every verdict: shown for the whole record only.
     tracks = (await state.fresh_history()).tracks if days is None else {}
     by_shape: dict[str, list[Standing]] = defaultdict(list)
     for row in rows:
         standing = standing_of_counts(row, figures.get((row["alias"], row["shape"])))
+        standing = replace(standing, listing_changed=listing_changes.get(row["alias"]))
         by_shape[row["shape"]].append(with_epoch(standing, tracks.get((row["alias"], row["shape"]))))
     found = []
     for shape in board_shapes(snapshot, by_shape):

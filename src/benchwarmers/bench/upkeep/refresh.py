@@ -3,8 +3,9 @@
 A refresh records every listed model with each source's facts, writing only values that changed (so
 a fact's `learned_at` says when that value was learned). A model missing from its listing is marked
 gone, never deleted. A transition raises one alert: free → priced (`went_paid`), newly deprecated or
-gone (`retiring`). A source that fails keeps its last good facts: a listing that cannot be read
-leaves the endpoint's facts as they were; a failed models.dev fetch keeps the cached copy at
+gone (`retiring`), a new `created`, fingerprint, window or price (`possibly_changed`). A source that
+fails keeps its last good facts: a listing that cannot be read leaves the endpoint's facts as they
+were; a failed models.dev fetch keeps the cached copy at
 `$BENCHWARMERS_HOME/models-dev.json`, else the snapshot bundled with the `models-dev` package.
 """
 
@@ -22,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
+from benchwarmers.bench.upkeep.identity import identity_change, raise_change
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
 from benchwarmers.errors import InvalidRequest, NotFound
@@ -145,7 +147,7 @@ async def record_listing(
     now = time.time()
     catalog = catalog_of(state.settings)
     hint = provider_for(endpoint["kind"], endpoint["base_url"])
-    counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0}
+    counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0}
     name = endpoint["name"]
     async with state.write() as conn:
         # Windows learned from errors expire: the listing is read again, and a poisoned or stale value
@@ -184,6 +186,11 @@ async def record_listing(
             if row is None:
                 continue  # a new model has no earlier state to move away from
             alias = row["alias"]
+            changed = identity_change(before.get("listing", {}), after["listing"]) if model is not None else None
+            if changed:
+                await raise_change(conn, alias, changed, now)
+                log.info("listing changed: %s: %s", alias, changed)
+                counts["possibly_changed"] += 1
             # A free-tier endpoint costs nothing whatever its listing says, so its models never go paid.
             if (
                 not endpoint["free_tier"]
@@ -282,9 +289,8 @@ async def refresh_all(
 
 def describe(summary: Mapping[str, Any]) -> str:
     text = f"{summary['listed']} models listed, {summary['added']} new, {summary['gone']} gone"
-    extra = [
-        f"{summary[k]} {label}" for k, label in (("went_paid", "went paid"), ("retiring", "retiring")) if summary.get(k)
-    ]
+    labels = (("went_paid", "went paid"), ("retiring", "retiring"), ("possibly_changed", "possibly changed"))
+    extra = [f"{summary[k]} {label}" for k, label in labels if summary.get(k)]
     return ", ".join([text, *extra])
 
 
