@@ -177,7 +177,7 @@ def test_help_shows_no_bool_or_list_metavars_for_options():
         options = [line for line in shown.output.splitlines() if line.startswith("│ -")]
         assert [line for line in options if "<bool>" in line or "<list[" in line] == [], path
     member = runner.invoke(app, ["collection", "add", "--help"], terminal_width=200).output
-    assert "--member               <str>  model alias (repeat for each member)" in member
+    assert re.search(r"--member +<str> +model alias \(repeat for each", member)
     assert re.search(r"--help +Show this message and exit\.", member)
 
 
