@@ -80,7 +80,8 @@ async def replace_collection(
     name: str, actor: Admin, bench: BenchDep, body: Annotated[CollectionReplace, _body(CollectionReplace)]
 ) -> Response:
     data = body.model_dump(exclude_unset=True)
-    if collection_name(data.pop("name", name)) != collection_name(name):
+    given = data.pop("name", None)
+    if given is not None and collection_name(given) != collection_name(name):
         raise InvalidRequest("a collection cannot be renamed: create one under the new name", param="name")
     edited = await bench.collections.edit_collection(name, data, actor=actor, replace=True)
     return json_response({**edited, "warnings": await bench.collections.warnings(edited)})
