@@ -186,7 +186,7 @@ def test_a_retired_member_is_shown_as_retired_not_asked_and_restored_by_the_user
     panel = reply.bench["panel"]
     assert reply.bench["seats"] == [
         {"call": f"{panel}.member1", "seat": "member", "alias": ALIAS, "status": "retired", "seconds": 0.0,
-         "answer": "", "tool_calls": [], "error": note, "frees_at": None, "truncated_at": None}
+         "answer": "", "tool_calls": [], "error": note, "frees_at": None, "truncated_at": None, "truncated": None}
     ]  # fmt: skip
     assert (
         f"## member · {ALIAS} · retired · 0.0s\ncall `{panel}.member1`\n\n_{note}_\n"
