@@ -82,6 +82,7 @@ def test_openrouter() -> None:
         price_completion=0.0,
         free=True,
         display_name="Meta: Llama 3.3 70B Instruct (free)",
+        created="2024-12-06T17:28:57Z",  # the listing's `created`, as ISO 8601 UTC
     )
     gemini = models["google/gemini-2.5-flash"]
     assert gemini.context_window == 1048576
@@ -102,7 +103,7 @@ def test_openrouter() -> None:
 def test_groq() -> None:
     models = by_id(parse_listing("groq", fixture("groq")))
     assert models["llama-3.3-70b-versatile"] == ListedModel(
-        model_id="llama-3.3-70b-versatile", context_window=131072, output_cap=32768
+        model_id="llama-3.3-70b-versatile", context_window=131072, output_cap=32768, created="2024-12-06T01:15:54Z"
     )
     # Groq's listing says nothing of images or prices: those fall through to models.dev.
     scout = models["meta-llama/llama-4-scout-17b-16e-instruct"]
@@ -137,7 +138,7 @@ def test_generic_openai_and_bare_list() -> None:
     models = by_id(parse_openai(fixture("openai")))
     assert set(models) == {"Qwen/Qwen2.5-VL-7B-Instruct", "gpt-4o-mini", "gpt-3.5-turbo-0613"}
     assert models["Qwen/Qwen2.5-VL-7B-Instruct"].context_window == 32768  # vLLM max_model_len
-    assert models["gpt-4o-mini"] == ListedModel(model_id="gpt-4o-mini")
+    assert models["gpt-4o-mini"] == ListedModel(model_id="gpt-4o-mini", created="2024-07-16T23:32:21Z")
     assert models["gpt-3.5-turbo-0613"].deprecated == "2024-09-13"
     bare = parse_openai([{"id": "a", "capabilities": {"vision": False}}, {"id": "a"}, {"no": "id"}, "junk"])
     assert bare == [ListedModel(model_id="a", input_kinds=T)]  # first of a repeated id wins
@@ -186,6 +187,7 @@ def test_ollama() -> None:
         price_completion=0.0,
         free=True,
         family="llama",
+        fingerprint="a80c4f17acd55265feec403c7aef86be0c25983ab279d83f3bcd3abbcb5b8b72",  # the tag's digest
     )
     coder = models["qwen2.5-coder:7b"]  # num_ctx 16384 in the Modelfile is what really runs
     assert (coder.context_window, coder.family) == (16384, "qwen")
@@ -211,7 +213,7 @@ def test_openwebui() -> None:
     qwen = models["openrouter.qwen/qwen3-coder:free"]
     assert (qwen.free, qwen.input_kinds, qwen.deprecated) == (True, T, "2026-12-31")
     assert models["summarizer_pipe.gpt-4o-mini"] == ListedModel(
-        model_id="summarizer_pipe.gpt-4o-mini", display_name="Summarizer / gpt-4o-mini"
+        model_id="summarizer_pipe.gpt-4o-mini", display_name="Summarizer / gpt-4o-mini", created="2025-11-29T10:40:00Z"
     )
 
 
