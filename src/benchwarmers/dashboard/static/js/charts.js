@@ -48,8 +48,57 @@ function dashOf(index) {
   return index >= SERIES_COLOURS ? [6, 4] : undefined;
 }
 
-// lines: [{label, values, colour index, low?, high?, dash?}]; x: the x values (epoch seconds, or run
-// positions with `xLabels`); y: "rate" (0–100%), "seconds" or "usd".
+// Each point's interval as a whisker (a band alone shows nothing at a point with no neighbour), each
+// line's a few pixels apart so overlapping intervals stay apart.
+function whiskers(spec) {
+  return (u) => {
+    const ctx = u.ctx;
+    const ratio = window.devicePixelRatio || 1;
+    const ranged = spec.lines.filter((line) => line.low && line.high);
+    ctx.save();
+    ctx.lineWidth = 1.5 * ratio;
+    ranged.forEach((line, n) => {
+      const shift = (n - (ranged.length - 1) / 2) * 3 * ratio;
+      ctx.strokeStyle = colourOf(line.index);
+      ctx.beginPath();
+      line.values.forEach((value, i) => {
+        if (value === null || line.low[i] === null || line.high[i] === null) return;
+        const x = u.valToPos(spec.x[i], "x", true) + shift;
+        const top = u.valToPos(line.high[i], "y", true);
+        const bottom = u.valToPos(line.low[i], "y", true);
+        ctx.moveTo(x, top);
+        ctx.lineTo(x, bottom);
+        ctx.moveTo(x - 3 * ratio, top);
+        ctx.lineTo(x + 3 * ratio, top);
+        ctx.moveTo(x - 3 * ratio, bottom);
+        ctx.lineTo(x + 3 * ratio, bottom);
+      });
+      ctx.stroke();
+    });
+    ctx.restore();
+  };
+}
+
+// The x axis: one slot per bucket (or run), labelled by `xLabels`, as many labels as fit the width.
+function xAxis(spec, axis) {
+  const last = spec.x.length - 1;
+  return {
+    range: () => [-0.5, last + 0.5],
+    axis: {
+      ...axis,
+      splits: (u) => {
+        const fit = Math.max(2, Math.floor(u.width / 90));
+        const step = Math.max(1, Math.ceil(spec.x.length / fit));
+        return spec.x.filter((i) => (last - i) % step === 0); // the newest always labelled
+      },
+      values: (_, ticks) => ticks.map((t) => spec.xLabels[t] ?? ""),
+    },
+  };
+}
+
+// spec.lines: [{label, values, index (its colour), low?, high?, dash?}]; spec.x: positions 0…n-1 with
+// spec.xLabels; spec.y: "rate" (0–100%), "seconds" or "usd"; spec.bands: false to show intervals as
+// whiskers alone (between discrete runs a band would claim values nobody measured).
 function options(spec, width, theme) {
   const series = [{}];
   const bands = [];
@@ -63,34 +112,29 @@ function options(spec, width, theme) {
       spanGaps: false,
       points: { show: true, size: 6, stroke: colour, fill: colour },
     });
-    if (line.low && line.high) {
+    if (line.low && line.high && spec.bands !== false) {
       const high = series.length;
       series.push({ label: `${line.label} high`, stroke: "transparent", width: 0, points: { show: false } });
       series.push({ label: `${line.label} low`, stroke: "transparent", width: 0, points: { show: false } });
-      bands.push({ series: [high, high + 1], fill: faded(colour, 0.16) });
+      bands.push({ series: [high, high + 1], fill: faded(colour, 0.1) });
     }
   }
   const axis = { stroke: theme.muted, grid: { stroke: theme.grid, width: 1 }, ticks: { stroke: theme.grid, width: 1 } };
   const y = { ...axis, size: 56 };
-  const scales = { x: { time: !spec.xLabels } };
+  const x = xAxis(spec, axis);
+  const scales = { x: { time: false, range: x.range } };
   if (spec.y === "rate") {
     scales.y = { range: [0, 1] };
     y.values = (_, ticks) => ticks.map((t) => `${Math.round(t * 100)}%`);
     y.splits = () => [0, 0.25, 0.5, 0.75, 1];
   } else if (spec.y === "seconds") {
-    scales.y = { range: (_, min, max) => [0, Math.max(1, max * 1.1)] };
-    y.values = (_, ticks) => ticks.map((t) => `${+t.toFixed(2)} s`);
+    scales.y = { range: (_, min, max) => [0, max > 0 ? max * 1.15 : 1] };
+    y.values = (_, ticks) => ticks.map((t) => `${+t.toPrecision(2)} s`);
+    y.size = 64;
   } else if (spec.y === "usd") {
     scales.y = { range: (_, min, max) => [0, max > 0 ? max * 1.15 : 0.01] };
     y.values = (_, ticks) => ticks.map((t) => usd(t));
     y.size = 76;
-  }
-  const x = { ...axis };
-  if (spec.xLabels) {
-    const last = spec.x.length - 1;
-    scales.x.range = () => [-0.5, last + 0.5];
-    x.splits = () => spec.x;
-    x.values = (_, ticks) => ticks.map((t) => spec.xLabels[t] ?? "");
   }
   return {
     width,
@@ -98,9 +142,10 @@ function options(spec, width, theme) {
     series,
     bands,
     scales,
-    axes: [x, y],
+    axes: [x.axis, y],
     legend: { show: false },
     cursor: { drag: { x: false, y: false } },
+    hooks: { draw: [whiskers(spec)] },
   };
 }
 
@@ -108,7 +153,7 @@ function dataOf(spec) {
   const data = [spec.x];
   for (const line of spec.lines) {
     data.push(line.values);
-    if (line.low && line.high) data.push(line.high, line.low);
+    if (line.low && line.high && spec.bands !== false) data.push(line.high, line.low);
   }
   return data;
 }
@@ -121,7 +166,7 @@ function legend(spec) {
   return h(
     "ul",
     { class: "chart-legend", "aria-hidden": "true" },
-    spec.lines.map((line) =>
+    (spec.legend || spec.lines).map((line) =>
       h(
         "li",
         {},

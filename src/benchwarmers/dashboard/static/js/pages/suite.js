@@ -36,9 +36,9 @@ export function runCell(point, figure) {
   return `${pct(point[f.rate])} (${pct(low)}–${pct(high)}) · ${point[f.part]} of ${point[f.whole]}`;
 }
 
-function runLabel(run) {
+function runLabel(run, i) {
   const date = new Date(run.created_at * 1000);
-  return date.toLocaleDateString([], { month: "short", day: "numeric" });
+  return `#${i + 1} ${date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })}`;
 }
 
 function runSpec(trend, figure) {
@@ -51,6 +51,7 @@ function runSpec(trend, figure) {
     x: trend.runs.map((_, i) => i),
     xLabels: trend.runs.map(runLabel),
     y: "rate",
+    bands: false,
     lines: judged.map((m, index) => ({
       label: m.alias,
       index,

@@ -27,8 +27,18 @@ export async function start() {
   }
 }
 
-const starts = (trend) => trend.buckets.map((b) => b.start);
 const byWhat = (trend) => (trend.bucket === "hour" ? "hour" : "day");
+
+// The x axis: a slot per bucket, labelled by its day (`Mar 4`) or its hour (`14:00`, the day at midnight).
+function axisOf(trend) {
+  const labels = trend.buckets.map((b) => {
+    const date = new Date(b.start * 1000);
+    const day = date.toLocaleDateString([], { month: "short", day: "numeric" });
+    if (trend.bucket === "day" || date.getHours() === 0) return day;
+    return `${String(date.getHours()).padStart(2, "0")}:00`;
+  });
+  return { x: trend.buckets.map((_, i) => i), xLabels: labels };
+}
 
 // The table's rows: the buckets where some line has a figure (`has(point)`), each labelled.
 function rows(trend, series, has, cell) {
@@ -52,7 +62,7 @@ function usefulSpecs(trend) {
       id: `useful-${shape}`,
       title: `Useful rate on ${shape}, by ${byWhat(trend)}`,
       note: "Each model's share of useful verdicts on the seats seated then, with its 95% interval as a band.",
-      x: starts(trend),
+      ...axisOf(trend),
       y: "rate",
       lines: series.map((s, index) => ({
         label: s.alias,
@@ -78,7 +88,7 @@ function errorSpec(trend) {
     id: "errors",
     title: `Failed seats, by ${byWhat(trend)}`,
     note: "Each model's share of its seats that failed (errors of any class; empty answers are not counted here).",
-    x: starts(trend),
+    ...axisOf(trend),
     y: "rate",
     lines: trend.series.map((s, index) => ({ label: s.alias, index, values: s.points.map((p) => p.error_rate) })),
     empty: "No seats in these days yet.",
@@ -101,10 +111,11 @@ function secondsSpec(trend) {
   return {
     id: "seconds",
     title: `Seconds to answer (p50 and p90), by ${byWhat(trend)}`,
-    note: "Over the seats that answered: the median (solid) and the 90th percentile (dashed).",
-    x: starts(trend),
+    note: "Over the seats that answered: the median (solid line) and the 90th percentile (dashed), each model in its colour.",
+    ...axisOf(trend),
     y: "seconds",
     lines,
+    legend: trend.series.map((s, index) => ({ label: s.alias, index })),
     empty: "No answered seats in these days yet.",
     table: {
       columns: [byWhat(trend) === "hour" ? "Hour" : "Day", ...trend.series.map((s) => `${s.alias} p50 / p90`)],
@@ -119,12 +130,13 @@ function valueSpec(trend) {
     id: "value",
     title: `What the calls would have cost at list prices, by ${byWhat(trend)}`,
     note: `The part run on free models is what running free saved: ${usd(trend.total.free_usd)} of ${usd(trend.total.cost_usd)} over these days.`,
-    x: starts(trend),
+    ...axisOf(trend),
     y: "usd",
     lines: has
       ? [
-          { label: "Free calls' value", index: 0, values: trend.points.map((p) => (p.calls ? p.free_usd : null)) },
-          { label: "Every call at list price", index: 1, values: trend.points.map((p) => (p.calls ? p.cost_usd : null)) },
+          // A day without calls cost nothing: a zero, not a gap.
+          { label: "Free calls' value", index: 0, values: trend.points.map((p) => p.free_usd) },
+          { label: "Every call at list price", index: 1, values: trend.points.map((p) => p.cost_usd) },
         ]
       : [],
     empty: "No calls in these days yet.",
