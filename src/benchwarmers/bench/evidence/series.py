@@ -13,6 +13,7 @@ leaderboard. Seats are placed by when they were seated (the model's answer then)
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
@@ -35,16 +36,9 @@ class Buckets:
     starts: tuple[float, ...]
 
     def index(self, ts: float) -> int | None:
-        """The bucket `ts` falls in; None before the first."""
-        start = bucket_start(ts, self.unit)
-        lo, hi = 0, len(self.starts)
-        while lo < hi:  # the last start at or before `start` (starts are sorted)
-            mid = (lo + hi) // 2
-            if self.starts[mid] <= start:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo - 1 if lo else None
+        """The bucket `ts` falls in (the last that starts at or before it); None before the first."""
+        at = bisect.bisect_right(self.starts, ts) - 1
+        return at if at >= 0 else None
 
     def public(self) -> list[dict[str, Any]]:
         return [{"start": start, "label": bucket_label(start, self.unit)} for start in self.starts]
