@@ -15,7 +15,7 @@ from benchwarmers.store import alerts as alert_rows
 from tests.benchserver import BenchServer
 from tests.test_gateway_panels import ask, collection
 
-PAGES = ("/", "/models", "/leaderboard", "/suite", "/discover", "/settings")
+PAGES = ("/", "/models", "/leaderboard", "/trends", "/suite", "/discover", "/settings")
 TOKEN = "admin-token-for-dashboard-api-tests-1a2b"
 
 

@@ -33,8 +33,9 @@ PAIRS = [
     ("warn-strong", "surface"),
 ]
 AA_NON_TEXT = 3.0
-# (colour, background) for what must be seen but is not text (WCAG 1.4.11): input borders, and the chips
-# that tell an owed seat (dashed accent border) from a failed one (danger border) on the card's surfaces.
+# (colour, background) for what must be seen but is not text (WCAG 1.4.11): input borders, the charts' lines,
+# and the chips that tell an owed seat (dashed accent border) from a failed one (danger border) on the card's
+# surfaces.
 NON_TEXT = [
     ("input-border", "input-bg"),
     ("input-border", "surface"),
@@ -45,6 +46,8 @@ NON_TEXT = [
     ("accent", "bg"),
     ("danger", "surface-2"),
     ("danger", "bg"),
+    # The lines of the charts over time, on the card they are drawn in.
+    *((f"series-{n}", "surface") for n in range(1, 7)),
 ]
 VARIABLE = re.compile(r"--([a-z0-9-]+)\s*:\s*([^;]+);")
 USED = re.compile(r"var\(--([a-z0-9-]+)\)")

@@ -112,7 +112,9 @@ def test_the_runs_a_report_and_a_tasks_code_with_its_key(scrapy_run):
     )
     assert body["judge_agreement"] is None
     assert [[m[f] for f in FIELDS] for m in body["models"]] == [list(row) for row in MODELS]
-    assert all(set(m) == {*FIELDS, "median_seconds"} for m in body["models"])
+    assert all(set(m) == {*FIELDS, "median_seconds", "pair_interval"} for m in body["models"])
+    # The pair-correct rate's 95% Wilson interval, rounded as the hit rate's: one pair each here.
+    assert [m["pair_interval"] for m in body["models"]] == [[0.207, 1.0], [0.0, 0.793], [0.0, 0.793], [0.0, 0.793]]
     assert [t["task"] for t in body["tasks"]] == [BUG, CONTROL]
     bug, control = body["tasks"]
     assert bug["key"] == {"path": "scrapy/core/engine.py", "function": "ExecutionEngine.close", "lines": [177, 177],

@@ -18,6 +18,12 @@ GROUPINGS = ("model", "collection", "key")
 DEFAULT_DAYS = 30
 MAX_DAYS = 36_500
 
+# The dashboard's charts over time (bench/evidence/series.py, SuiteRuns.trend).
+DEFAULT_TREND_DAYS = 30
+MAX_TREND_DAYS = 366
+TREND_RUNS = 20  # suite runs the Suite page's chart shows
+MAX_TREND_RUNS = 50  # as many as the runs table lists
+
 # The honesty report's window (bench/evidence/reports.py).
 REPORT_DAYS = 30.0
 

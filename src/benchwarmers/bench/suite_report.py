@@ -37,7 +37,6 @@ def _model_row(alias: str, found_rows: Sequence[Mapping[str, Any]], tasks: Mappi
     graded = [r for r in rows if r["graded"] is not None]
     found = [r for r in graded if _kind(r, tasks) in ("claim", "bug")]
     hits = sum(1 for r in found if r["graded"]["hit"])
-    low, high = wilson(hits, len(found)) if found else (None, None)
     pairs = Counter(_pairs(graded, tasks).values())
     paired = sum(pairs.values())
     false_claims = sum(len(r["graded"]["false"]) for r in graded)
@@ -49,10 +48,11 @@ def _model_row(alias: str, found_rows: Sequence[Mapping[str, Any]], tasks: Mappi
         "found": len(found),
         "hits": hits,
         "hit_rate": round(hits / len(found), 3) if found else None,
-        "hit_interval": [round(low, 3), round(high, 3)] if low is not None and high is not None else None,
+        "hit_interval": _interval(hits, len(found)),
         "pairs": paired,
         **{outcome.replace(" ", "_"): pairs.get(outcome, 0) for outcome in PAIR_OUTCOMES},
         "pair_correct_rate": round(pairs.get("correct", 0) / paired, 3) if paired else None,
+        "pair_interval": _interval(pairs.get("correct", 0), paired),
         "false_per_answer": round(false_claims / len(graded), 2) if graded else None,
         "median_seconds": round(statistics.median(r["seconds"] for r in graded), 2) if graded else None,
         "tokens": sum(r["tokens"] or 0 for r in rows),
@@ -62,6 +62,14 @@ def _model_row(alias: str, found_rows: Sequence[Mapping[str, Any]], tasks: Mappi
         "skipped": sum(skipped.values()),
         "skipped_by": dict(sorted(skipped.items())),
     }
+
+
+def _interval(part: int, whole: int) -> list[float] | None:
+    """The 95% Wilson interval of part/whole to three places; None when there is nothing to count."""
+    if not whole:
+        return None
+    low, high = wilson(part, whole)
+    return [round(low, 3), round(high, 3)]
 
 
 def _kind(row: Mapping[str, Any], tasks: Mapping[str, Task]) -> str:
@@ -193,4 +201,34 @@ def report(
         "judge_agreement": round(agreed / judged, 3) if judged else None,
         "models": model_rows(results, tasks),
         "tasks": task_rows(results, tasks, answers or {}),
+    }
+
+
+TREND_FIGURES = ("hits", "found", "hit_rate", "hit_interval", "correct", "pairs", "pair_correct_rate", "pair_interval")
+
+
+def run_trend(runs: Sequence[tuple[Mapping[str, Any], Sequence[Mapping[str, Any]]]]) -> dict[str, Any]:
+    """Each model's hit and pair-correct rates per run, with their intervals: `runs` are (run, its
+    model rows) oldest first; a model a run did not ask has None for that run."""
+    aliases = sorted({row["alias"] for _, rows in runs for row in rows})
+    by_run = [{row["alias"]: row for row in rows} for _, rows in runs]
+    return {
+        "runs": [
+            {
+                "run": run["id"],
+                "target": run["target"],
+                "created_at": run["created_at"],
+                "finished_at": run["finished_at"],
+            }
+            for run, _ in runs
+        ],
+        "models": [
+            {
+                "alias": alias,
+                "points": [
+                    {key: found[alias][key] for key in TREND_FIGURES} if alias in found else None for found in by_run
+                ],
+            }
+            for alias in aliases
+        ],
     }

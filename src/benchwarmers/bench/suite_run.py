@@ -22,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.bench.bounds import TREND_RUNS
 from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.pacing import scopes_of
 from benchwarmers.bench.panels.estimate import PromptSize, Ratios
@@ -34,7 +35,7 @@ from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.suite_record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
-from benchwarmers.bench.suite_report import planned_units, task_view
+from benchwarmers.bench.suite_report import model_rows, planned_units, run_trend, task_view
 from benchwarmers.bench.suite_report import report as build_report
 from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
 from benchwarmers.store import calls
@@ -241,6 +242,14 @@ class SuiteRuns:
             rows = await store.results(conn, run["id"])
             answers = await store.answers(conn, [r["call"] for r in rows if r["graded"] is not None])
         return build_report(run, rows, run_tasks(run), answers)
+
+    async def trend(self, limit: int = TREND_RUNS) -> dict[str, Any]:
+        """The newest `limit` runs, oldest first, and each model's hit and pair-correct rates in each
+        (with their intervals): the Suite page's chart. Reads the results, never the answers."""
+        async with self.state.read() as conn:
+            runs = list(reversed(await store.list_runs(conn, limit=limit)))
+            found = [(run, await store.results(conn, run["id"])) for run in runs]
+        return run_trend([(run, model_rows(rows, run_tasks(run))) for run, rows in found])
 
     async def run(self, run_id: str, progress: Progress | None = None) -> None:
         """Do every unit of the run that has no results yet, in order; mark the run finished."""

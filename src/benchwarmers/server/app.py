@@ -24,6 +24,7 @@ from benchwarmers.server import (
     api_keys,
     api_panels,
     api_suite,
+    api_trends,
     bench_routes,
     errors,
     login,
@@ -105,6 +106,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(api_admin.router)
     app.include_router(api_panels.router)
     app.include_router(api_suite.router)
+    app.include_router(api_trends.router)
     app.include_router(suite_page.router)
     app.include_router(metrics_route.router)
     pages.install(app)  # the dashboard's pages and /static

@@ -30,14 +30,16 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, for_provider
+from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS
 from benchwarmers.bench.evidence import cost as bench_cost
+from benchwarmers.bench.evidence import series
 from benchwarmers.bench.evidence.advice import advice
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
 from benchwarmers.server.api_admin import collection_views
 from benchwarmers.server.deps import BenchDep, pages_router
-from benchwarmers.server.params import Blank, Days, Flag, MinWindow, flag
+from benchwarmers.server.params import Blank, Days, Flag, MinWindow, TrendDays, flag
 
 router = pages_router()
 
@@ -57,7 +59,8 @@ DISCOVER_PAGE = 50
 CHANGES_SHOWN = 100
 LEADERBOARD_DAYS = (7, 30, 90)
 NAV = (("/", "Collections"), ("/playground", "Playground"), ("/models", "Models"), ("/leaderboard", "Leaderboard"),
-       ("/suite", "Suite"), ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
+       ("/trends", "Trends"), ("/suite", "Suite"), ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
+TREND_DAYS = (1, 2, 7, 30, 90, 365)
 # A request for a page (not the API, the gateway or a file): its errors are answered as a page too.
 NOT_PAGES = ("/api/", "/v1/", "/bench/", "/static/", "/mcp", "/healthz", "/readyz", "/openapi", "/metrics")
 
@@ -245,6 +248,14 @@ async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None)
         bar=views.bar,
         cost=await bench_cost.cost_report(bench.state, days=None if days is None else math.ceil(days)),
         advice=await advice(bench.state),
+    )
+
+
+@router.get("/trends")
+async def trends_page(request: Request, days: TrendDays = DEFAULT_TREND_DAYS) -> Response:
+    """The charts over time; the page's script fetches their figures from /api/trends/..."""
+    return await render(
+        request, "trends.html", "trends", days=days, day_choices=TREND_DAYS, hourly_up_to=series.HOURLY_UP_TO
     )
 
 

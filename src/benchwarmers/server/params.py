@@ -12,6 +12,8 @@ from typing import Annotated, Any
 from fastapi import Query
 from pydantic import BeforeValidator, Field
 
+from benchwarmers.bench.bounds import MAX_TREND_DAYS
+
 
 def _blank_is_none(value: Any) -> Any:
     return None if isinstance(value, str) and not value.strip() else value
@@ -44,4 +46,12 @@ Before = Annotated[
     Annotated[float, Field(allow_inf_nan=False)] | None,
     Blank,
     Query(description="Only panels recorded before this time in epoch seconds (the last one's `created`)."),
+]
+TrendDays = Annotated[
+    int,
+    Query(
+        ge=1,
+        le=MAX_TREND_DAYS,
+        description="The last this many calendar days, today included: by day, or by the hour for 1 or 2.",
+    ),
 ]

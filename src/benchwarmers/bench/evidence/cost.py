@@ -145,6 +145,21 @@ async def price_list(state: BenchState) -> dict[str, ListPrice]:
     return {alias: model_price(catalog, snapshot, alias, m.endpoint) for alias, m in snapshot.models.items()}
 
 
+async def priced_calls(
+    state: BenchState, since: float | None
+) -> tuple[list[dict[str, Any]], dict[str, ListPrice], dict[str, bool]]:
+    """The calls since `since` (None: ever), the list price of each model they name, and whether the
+    bench counts it free today (models no longer on the roster are not)."""
+    catalog = catalog_of(state.settings)
+    snapshot = await state.snapshot()
+    async with state.read() as conn:
+        rows = await usage_rows.calls_since(conn, since)
+    served = {row["alias"]: row["endpoint"] for row in rows}
+    prices = {alias: model_price(catalog, snapshot, alias, endpoint) for alias, endpoint in served.items()}
+    free = {alias: bool(snapshot.models[alias].free) for alias in prices if alias in snapshot.models}
+    return rows, prices, free
+
+
 def _group_key(row: Mapping[str, Any], by: str) -> str:
     if by == "collection":
         return f"bench/{row['collection']}"
@@ -176,13 +191,7 @@ async def cost_report(state: BenchState, *, days: int | None = DEFAULT_DAYS, by:
     if days is not None and not 1 <= days <= MAX_DAYS:
         raise InvalidRequest(f"days must be a whole number from 1 to {MAX_DAYS} (got {days})", param="days")
     since = None if days is None else since_midnight(days)
-    catalog = catalog_of(state.settings)
-    snapshot = await state.snapshot()
-    async with state.read() as conn:
-        rows = await usage_rows.calls_since(conn, since)
-    served = {row["alias"]: row["endpoint"] for row in rows}
-    prices = {alias: model_price(catalog, snapshot, alias, endpoint) for alias, endpoint in served.items()}
-    free = {alias: bool(snapshot.models[alias].free) for alias in prices if alias in snapshot.models}
+    rows, prices, free = await priced_calls(state, since)
     total, groups, per_day = tally_calls(rows, by, prices, free)
     ranked = sorted(groups.items(), key=lambda g: (-g[1].cost, -(g[1].prompt_tokens + g[1].completion_tokens), g[0]))
     listed = []

@@ -8,6 +8,7 @@ const PAGES = {
   collections: () => import("./pages/collections.js"),
   models: () => import("./pages/models.js"),
   leaderboard: () => import("./pages/leaderboard.js"),
+  trends: () => import("./pages/trends.js"),
   suite: () => import("./pages/suite.js"),
   discover: () => import("./pages/discover.js"),
   settings: () => import("./pages/settings.js"),

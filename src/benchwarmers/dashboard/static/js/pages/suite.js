@@ -3,11 +3,71 @@
 // text: rendered by the safe markdown renderer (text nodes only), claims as text nodes.
 
 import { api } from "../api.js";
+import { pct, showCharts } from "../charts.js";
 import { $, h, seconds } from "../dom.js";
 import { flashNow } from "../forms.js";
 import { renderMarkdown } from "../markdown.js";
 
 export async function start() {
+  await Promise.all([showTrend(), showTask()]);
+}
+
+// The per-run chart: each model's pair-correct and hit rates in each run, with their intervals.
+async function showTrend() {
+  const holder = $("#suite-trend-charts");
+  if (!holder) return;
+  try {
+    const trend = await api("GET", "/api/trends/suite");
+    showCharts(holder, [runSpec(trend, "pairs"), runSpec(trend, "hits")]);
+  } catch (error) {
+    flashNow(error.message, true);
+  }
+}
+
+const FIGURES = {
+  pairs: { rate: "pair_correct_rate", interval: "pair_interval", part: "correct", whole: "pairs", title: "Pair-correct rate per run", of: "pairs" },
+  hits: { rate: "hit_rate", interval: "hit_interval", part: "hits", whole: "found", title: "Hit rate per run", of: "claim and bug tasks" },
+};
+
+export function runCell(point, figure) {
+  const f = FIGURES[figure];
+  if (!point || !point[f.whole]) return "–";
+  const [low, high] = point[f.interval];
+  return `${pct(point[f.rate])} (${pct(low)}–${pct(high)}) · ${point[f.part]} of ${point[f.whole]}`;
+}
+
+function runLabel(run, i) {
+  const date = new Date(run.created_at * 1000);
+  return `#${i + 1} ${date.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })}`;
+}
+
+function runSpec(trend, figure) {
+  const f = FIGURES[figure];
+  const judged = trend.models.filter((m) => m.points.some((p) => p && p[f.whole]));
+  const value = (p, pick) => (p && p[f.whole] ? pick(p) : null);
+  return {
+    id: `suite-${figure}`,
+    title: f.title,
+    x: trend.runs.map((_, i) => i),
+    xLabels: trend.runs.map(runLabel),
+    y: "rate",
+    bands: false,
+    lines: judged.map((m, index) => ({
+      label: m.alias,
+      index,
+      values: m.points.map((p) => value(p, (q) => q[f.rate])),
+      low: m.points.map((p) => value(p, (q) => q[f.interval][0])),
+      high: m.points.map((p) => value(p, (q) => q[f.interval][1])),
+    })),
+    empty: `No ${f.of} graded in these runs yet.`,
+    table: {
+      columns: ["Run", ...judged.map((m) => m.alias)],
+      rows: trend.runs.map((run, i) => [run.run, ...judged.map((m) => runCell(m.points[i], figure))]),
+    },
+  };
+}
+
+async function showTask() {
   const view = $("#task");
   if (!view) return;
   const { run, task } = view.dataset;
