@@ -1,5 +1,6 @@
-"""The client matrix, Node: openai-node and the Vercel AI SDK (pinned in tests/node_clients/package.json
-and its lock, installed with `npm ci`), unmodified, against a real bench on loopback.
+"""The client matrix, Node: openai-node, the Vercel AI SDK and Anthropic's TypeScript SDK (pinned in
+tests/node_clients/package.json and its lock, installed with `npm ci`), unmodified, against a real bench
+on loopback.
 
 One node process runs every scenario (tests/node_clients/clients.mjs) against one bench for the
 module; each test reads its scenario's result. `scripts/test` installs nodejs (and npm when nodejs
@@ -52,6 +53,26 @@ def results(agents_bench) -> dict:  # noqa: F811
         ("openai.chat.stream", {"text": TEXT}),
         ("openai.responses", {"text": TEXT, "status": "completed"}),
         ("openai.responses.stream", {"text": TEXT, "first": "response.created", "last": "response.completed"}),
+        ("anthropic.message", {"text": TEXT, "stop": "end_turn", "reply": "pick"}),
+        (
+            "anthropic.stream",
+            {
+                "types": [
+                    "message_start",
+                    "content_block_start",
+                    "content_block_delta",
+                    "content_block_stop",
+                    "message_delta",
+                    "message_stop",
+                ],
+                "text": TEXT,
+                "stop": "end_turn",
+            },
+        ),
+        ("anthropic.tools", {"stop": "tool_use", "name": "get_weather", "input": CITY, "answer": TEXT}),
+        ("anthropic.image", {"text": TEXT, "shape": "vision"}),
+        ("anthropic.countTokens", {"positive": True}),
+        ("anthropic.error", {"notFound": True, "status": 404, "type": "not_found_error"}),
         ("ai.generateText.chat", {"text": TEXT, "finishReason": "stop"}),
         ("ai.generateText.responses", {"text": TEXT}),
         ("ai.streamText", {"text": TEXT}),
