@@ -23,9 +23,13 @@ TEXT = "It is sunny in Paris."
 
 
 def node_modules() -> None:
-    """`npm ci` from the lock when the packages are not installed yet (node_modules is not committed)."""
-    if (FOLDER / "node_modules" / ".package-lock.json").exists():
-        return
+    """`npm ci` from the lock when its packages are not all installed (node_modules is not committed;
+    a lock that gained a package since the last install installs again)."""
+    installed = FOLDER / "node_modules" / ".package-lock.json"
+    if installed.exists():
+        wanted = set(json.loads((FOLDER / "package-lock.json").read_text())["packages"]) - {""}
+        if wanted <= set(json.loads(installed.read_text())["packages"]):
+            return
     npm = shutil.which("npm")
     assert npm is not None, "npm is not installed: apt-get install nodejs npm (scripts/test does)"
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FOLDER, check=True, capture_output=True, timeout=300)
