@@ -15,7 +15,7 @@ import pytest
 from anthropic import Anthropic
 
 from benchwarmers.bench.panels import estimate as est
-from tests.agents_fixtures import CITY, agents_bench  # noqa: F401
+from tests.agents_fixtures import CITY, CITY_SCHEMA, agents_bench  # noqa: F401
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 
 TEXT = "It is sunny in Paris."
@@ -268,6 +268,27 @@ def test_images_reach_the_seats_as_image_parts_and_are_not_stored(both, client):
     assert PNG_DATA not in stored
 
 
+def test_structured_output_gives_the_seat_whose_answer_validates(client):
+    message = client.messages.create(
+        model="bench/json",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "Which city?"}],
+        output_config={"format": {"type": "json_schema", "schema": CITY_SCHEMA}},
+    )
+    assert json.loads(message.content[0].text) == CITY
+    assert message.model_extra["bench"]["picked"]["alias"] == "fake/jsoner"  # badjson's answer does not parse
+
+
+def test_an_sdk_retry_gets_the_recorded_panel(both):
+    _, bench = both
+    body = {"model": "bench/chatty", "max_tokens": 8, "messages": [{"role": "user", "content": "Retried?"}]}
+    first = httpx2.post(f"{bench.url}/v1/messages", json=body, timeout=30).json()
+    again = httpx2.post(
+        f"{bench.url}/v1/messages", json=body, headers={"x-stainless-retry-count": "1"}, timeout=30
+    ).json()
+    assert again == first
+
+
 def test_count_tokens_is_the_benchs_estimate(client):
     system, prompt = "Be brief.", "How many tokens is this? " * 10
     counted = client.messages.count_tokens(
@@ -280,6 +301,11 @@ def test_count_tokens_is_the_benchs_estimate(client):
         model="bench/chatty", messages=[{"role": "user", "content": [{"type": "text", "text": prompt}, image]}]
     )
     assert with_image.input_tokens == est.estimate(len(prompt), 1, est.PROSE).tokens
+    # Tools' definitions count as text (as sent to the seats): more than the messages alone.
+    with_tools = client.messages.count_tokens(
+        model="bench/chatty", system=system, messages=[{"role": "user", "content": prompt}], tools=[WEATHER]
+    )
+    assert with_tools.input_tokens > counted.input_tokens
 
 
 def test_errors_come_in_anthropics_shape(both, client):
