@@ -305,7 +305,7 @@ class MessagesRequest(CountTokensRequest):
     stop_sequences: list[str] | None = Field(None, description="Sent to every seat as `stop`.")
     temperature: float | None = None
     top_p: float | None = None
-    metadata: dict[str, Any] | None = Field(None, description="`user_id` is sent to every seat as `user`.")
+    metadata: dict[str, Any] | None = Field(None, description="Accepted and not sent on: `user_id` is for Anthropic.")
     bench: BenchOptions | None = Field(None, description="The bench's own options.")
 
 

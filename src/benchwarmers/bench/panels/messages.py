@@ -26,8 +26,18 @@ from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest
 
 _PASSED = ("model", "stream", "temperature", "top_p", "max_tokens")
-# Read and dropped: no chat-completions field carries them to the seats.
-_IGNORED = ("top_k", "thinking", "service_tier", "container", "context_management", "cache_control", "speed")
+# Read and dropped: no chat-completions field carries them to the seats. `metadata.user_id` is
+# Anthropic's end-user id (Claude Code sends its account and session in it): not for other providers.
+_IGNORED = (
+    "top_k",
+    "thinking",
+    "service_tier",
+    "container",
+    "context_management",
+    "cache_control",
+    "speed",
+    "metadata",
+)
 STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use", "content_filter": "refusal"}
 CUSTOM_TOOL = (None, "custom")
 
@@ -229,9 +239,6 @@ def chat_request(body: Mapping[str, Any]) -> dict[str, Any]:
             raise InvalidRequest("stop_sequences must be a list of strings", param="stop_sequences")
         if stops:
             chat["stop"] = stops
-    metadata = body.get("metadata")
-    if isinstance(metadata, dict) and isinstance(metadata.get("user_id"), str):
-        chat["user"] = metadata["user_id"]
     if (fmt := _response_format(body)) is not None:
         chat["response_format"] = fmt
     return chat
