@@ -38,7 +38,11 @@ def error(status: int, message: str, code: str, type_: str = "authentication_err
     return status, {"error": {"message": message, "type": type_, "param": param, "code": code}}
 
 
-MISSING = error(401, "no gateway key: send Authorization: Bearer bwk_...", "missing_api_key")
+MISSING = error(
+    401,
+    "no gateway key: send Authorization: Bearer bwk_... (or x-api-key: bwk_..., as Anthropic's clients do)",
+    "missing_api_key",
+)
 MALFORMED = error(
     401,
     "malformed gateway key: the bearer is not a gateway key (bwk_ and 43 letters, digits, '-' or '_'); "

@@ -1,5 +1,6 @@
-"""The client matrix, Node: openai-node and the Vercel AI SDK (pinned in tests/node_clients/package.json
-and its lock, installed with `npm ci`), unmodified, against a real bench on loopback.
+"""The client matrix, Node: openai-node, the Vercel AI SDK and Anthropic's TypeScript SDK (pinned in
+tests/node_clients/package.json and its lock, installed with `npm ci`), unmodified, against a real bench
+on loopback.
 
 One node process runs every scenario (tests/node_clients/clients.mjs) against one bench for the
 module; each test reads its scenario's result. `scripts/test` installs nodejs (and npm when nodejs
@@ -22,9 +23,13 @@ TEXT = "It is sunny in Paris."
 
 
 def node_modules() -> None:
-    """`npm ci` from the lock when the packages are not installed yet (node_modules is not committed)."""
-    if (FOLDER / "node_modules" / ".package-lock.json").exists():
-        return
+    """`npm ci` from the lock when its packages are not all installed (node_modules is not committed;
+    a lock that gained a package since the last install installs again)."""
+    installed = FOLDER / "node_modules" / ".package-lock.json"
+    if installed.exists():
+        wanted = set(json.loads((FOLDER / "package-lock.json").read_text())["packages"]) - {""}
+        if wanted <= set(json.loads(installed.read_text())["packages"]):
+            return
     npm = shutil.which("npm")
     assert npm is not None, "npm is not installed: apt-get install nodejs npm (scripts/test does)"
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=FOLDER, check=True, capture_output=True, timeout=300)
@@ -52,6 +57,26 @@ def results(agents_bench) -> dict:  # noqa: F811
         ("openai.chat.stream", {"text": TEXT}),
         ("openai.responses", {"text": TEXT, "status": "completed"}),
         ("openai.responses.stream", {"text": TEXT, "first": "response.created", "last": "response.completed"}),
+        ("anthropic.message", {"text": TEXT, "stop": "end_turn", "reply": "pick"}),
+        (
+            "anthropic.stream",
+            {
+                "types": [
+                    "message_start",
+                    "content_block_start",
+                    "content_block_delta",
+                    "content_block_stop",
+                    "message_delta",
+                    "message_stop",
+                ],
+                "text": TEXT,
+                "stop": "end_turn",
+            },
+        ),
+        ("anthropic.tools", {"stop": "tool_use", "name": "get_weather", "input": CITY, "answer": TEXT}),
+        ("anthropic.image", {"text": TEXT, "shape": "vision"}),
+        ("anthropic.countTokens", {"positive": True}),
+        ("anthropic.error", {"notFound": True, "status": 404, "type": "not_found_error"}),
         ("ai.generateText.chat", {"text": TEXT, "finishReason": "stop"}),
         ("ai.generateText.responses", {"text": TEXT}),
         ("ai.streamText", {"text": TEXT}),

@@ -122,7 +122,7 @@ def aim_at_what_exists(case: Any, targets: Targets) -> None:
     """Panels on the real collection, verdicts on a real call, reads of a real panel and model, so
     fuzzed fields reach the code behind the lookups. Nothing is aimed at a DELETE."""
     if isinstance(case.body, dict):
-        if case.path in ("/v1/chat/completions", "/v1/responses"):
+        if case.path in ("/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/messages/count_tokens"):
             case.body["model"] = f"bench/{COLLECTION}"
         if "call" in case.body:
             case.body["call"] = targets.call

@@ -13,6 +13,14 @@ import pytest
 from tests.benchserver import BenchServer
 
 ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}
+ANTHROPIC_ERROR_REF = {"$ref": "#/components/schemas/AnthropicErrorBody"}
+
+
+def error_ref(path: str) -> dict[str, str]:
+    """The error body a route sends: Anthropic's on the Messages routes, else the one error body."""
+    return ANTHROPIC_ERROR_REF if path.startswith("/v1/messages") else ERROR_REF
+
+
 # Every query parameter each route reads: a new one must be documented, and land here.
 QUERIES = {
     ("get", "/bench/panels"): {"limit", "before", "owed"},
@@ -72,8 +80,9 @@ def test_no_validation_error_of_fastapi_is_advertised(document):
     for method, path, op in operations(document):
         # A 422 is advertised only where the bench answers one itself: an Idempotency-Key reused.
         if "422" in op["responses"]:
-            assert (method, path) in {("post", "/v1/chat/completions"), ("post", "/v1/responses")}, f"{method} {path}"
-            assert op["responses"]["422"]["content"] == {"application/json": {"schema": ERROR_REF}}
+            replayed = {("post", "/v1/chat/completions"), ("post", "/v1/responses"), ("post", "/v1/messages")}
+            assert (method, path) in replayed, f"{method} {path}"
+            assert op["responses"]["422"]["content"] == {"application/json": {"schema": error_ref(path)}}
     for schema in document["components"]["schemas"].values():
         assert "detail" not in schema.get("properties", {})
 
@@ -86,7 +95,8 @@ def test_every_4xx_is_the_error_body(document):
     for method, path, op in operations(document):
         for status, response in op["responses"].items():
             if status.startswith("4"):
-                assert response["content"] == {"application/json": {"schema": ERROR_REF}}, f"{method} {path} {status}"
+                expected = {"application/json": {"schema": error_ref(path)}}
+                assert response["content"] == expected, f"{method} {path} {status}"
         if op.get("parameters") or op.get("requestBody"):
             assert "400" in op["responses"], f"{method} {path}"
 
@@ -143,3 +153,21 @@ def test_who_may_call_each_route(document):
             assert names == {"gatewayKey"}, f"{method} {path}"
         elif path.startswith("/api/"):
             assert names == {"adminToken", "adminSession"}, f"{method} {path}"
+
+
+def test_the_messages_routes_document_anthropics_bodies_and_errors(document):
+    op = document["paths"]["/v1/messages"]["post"]
+    body = resolve(document, op["requestBody"]["content"]["application/json"]["schema"])
+    assert body["required"] == ["model", "messages"]
+    assert {"system", "tools", "tool_choice", "max_tokens", "stream", "stop_sequences", "bench"} <= set(
+        body["properties"]
+    )
+    assert {p["name"] for p in op["parameters"]} == {"anthropic-version", "x-api-key"}
+    assert {"400", "401", "403", "404", "413", "429", "500"} <= set(op["responses"])
+    count = document["paths"]["/v1/messages/count_tokens"]["post"]
+    counted = resolve(document, count["requestBody"]["content"]["application/json"]["schema"])
+    assert counted["required"] == ["model", "messages"] and "max_tokens" not in counted["properties"]
+    error = document["components"]["schemas"]["AnthropicErrorBody"]
+    assert set(error["required"]) == {"type", "error"}
+    detail = resolve(document, error["properties"]["error"])
+    assert set(detail["required"]) == {"type", "message"}

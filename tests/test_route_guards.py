@@ -42,14 +42,12 @@ ADMIN_NEEDED = {
         "code": "admin_token_required",
     }
 }
+KEY_MISSING = "no gateway key: send Authorization: Bearer bwk_... (or x-api-key: bwk_..., as Anthropic's clients do)"
 KEY_NEEDED = {
-    "error": {
-        "message": "no gateway key: send Authorization: Bearer bwk_...",
-        "type": "authentication_error",
-        "param": None,
-        "code": "missing_api_key",
-    }
+    "error": {"message": KEY_MISSING, "type": "authentication_error", "param": None, "code": "missing_api_key"}
 }
+# Anthropic's Messages routes answer in Anthropic's error shape.
+ANTHROPIC_KEY_NEEDED = {"type": "error", "error": {"type": "authentication_error", "message": KEY_MISSING}}
 _PARAMETER = re.compile(r"\{(\w+)(:path)?\}")
 
 
@@ -102,6 +100,9 @@ def test_a_route_refuses_a_caller_without_credentials(admin_bench: BenchServer, 
         response = httpx2.request(method, url)
     if path.startswith("/api/") or path == "/metrics":  # programs: the token as a bearer
         assert (response.status_code, response.json()) == (401, ADMIN_NEEDED)
+        assert response.headers["www-authenticate"] == "Bearer"
+    elif path.startswith("/v1/messages"):
+        assert (response.status_code, response.json()) == (401, ANTHROPIC_KEY_NEEDED)
         assert response.headers["www-authenticate"] == "Bearer"
     elif path.startswith(("/v1/", "/bench/")):
         assert (response.status_code, response.json()) == (401, KEY_NEEDED)

@@ -1,5 +1,6 @@
 // The Node clients of the client matrix, unmodified, against a real bench: `node clients.mjs BASE_URL`.
 // Prints one JSON object, { scenario: result | { error } }; tests/test_clients_node.py asserts it.
+import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateObject, generateText, jsonSchema, Output, streamText, tool } from "ai";
@@ -8,6 +9,15 @@ import { z } from "zod";
 const baseURL = process.argv[2];
 const apiKey = "not-needed-on-loopback";
 const client = new OpenAI({ baseURL, apiKey, maxRetries: 0 });
+// Anthropic's SDK takes the server's root (it adds /v1/messages), as Claude Code's ANTHROPIC_BASE_URL.
+const anthropic = new Anthropic({ baseURL: baseURL.replace(/\/v1$/, ""), apiKey, maxRetries: 0 });
+const weather = {
+  name: "get_weather",
+  description: "The weather in a city",
+  input_schema: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+};
+const png =
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
 const provider = createOpenAI({ baseURL, apiKey });
 const City = z.object({ city: z.string(), population: z.number().int() });
 const citySchema = {
@@ -70,6 +80,86 @@ const scenarios = {
       if (event.type === "response.output_text.delta") text += event.delta;
     }
     return { text, first: types[0], last: types[types.length - 1] };
+  },
+  // @anthropic-ai/sdk
+  async "anthropic.message"() {
+    const message = await anthropic.messages.create({
+      model: "bench/chatty",
+      max_tokens: 64,
+      system: "Be brief.",
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+    });
+    return { text: message.content[0].text, stop: message.stop_reason, reply: message.bench.reply };
+  },
+  async "anthropic.stream"() {
+    const stream = anthropic.messages.stream({
+      model: "bench/chatty",
+      max_tokens: 64,
+      messages: [{ role: "user", content: "Weather?" }],
+    });
+    const types = [];
+    for await (const event of stream) types.push(event.type);
+    const final = await stream.finalMessage();
+    return { types, text: final.content[0].text, stop: final.stop_reason };
+  },
+  async "anthropic.tools"() {
+    const first = await anthropic.messages.create({
+      model: "bench/tools",
+      max_tokens: 64,
+      tools: [weather],
+      messages: [{ role: "user", content: "Weather in Paris?" }],
+    });
+    const call = first.content.find((block) => block.type === "tool_use");
+    const follow = await anthropic.messages.create({
+      model: "bench/chatty",
+      max_tokens: 64,
+      tools: [weather],
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        { role: "assistant", content: first.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "sunny" }] },
+      ],
+    });
+    return { stop: first.stop_reason, name: call.name, input: call.input, answer: follow.content[0].text };
+  },
+  async "anthropic.image"() {
+    const message = await anthropic.messages.create({
+      model: "bench/chatty",
+      max_tokens: 64,
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "What is this?" },
+            { type: "image", source: { type: "base64", media_type: "image/png", data: png } },
+          ],
+        },
+      ],
+    });
+    return { text: message.content[0].text, shape: message.bench.shape };
+  },
+  async "anthropic.countTokens"() {
+    const counted = await anthropic.messages.countTokens({
+      model: "bench/chatty",
+      messages: [{ role: "user", content: "How many tokens is this?" }],
+    });
+    return { positive: counted.input_tokens > 0 };
+  },
+  async "anthropic.error"() {
+    try {
+      await anthropic.messages.create({
+        model: "bench/nope",
+        max_tokens: 8,
+        messages: [{ role: "user", content: "Hi" }],
+      });
+      return { thrown: false };
+    } catch (error) {
+      return {
+        notFound: error instanceof Anthropic.NotFoundError,
+        status: error.status,
+        type: error.error?.error?.type,
+      };
+    }
   },
   // the Vercel AI SDK
   async "ai.generateText.chat"() {

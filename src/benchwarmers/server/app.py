@@ -28,6 +28,7 @@ from benchwarmers.server import (
     bench_routes,
     errors,
     login,
+    messages_api,
     metrics_route,
     openapi,
     pages,
@@ -99,6 +100,7 @@ def create_app(settings: Settings) -> FastAPI:
     # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
     app.include_router(v1_routes.router)
     app.include_router(responses_api.router)
+    app.include_router(messages_api.router)
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)

@@ -44,7 +44,7 @@ _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 _KEY_SHAPE = re.compile(r"^bwk_[A-Za-z0-9_-]{43,128}$")
 
-MISSING = "no gateway key: send Authorization: Bearer bwk_..."
+MISSING = "no gateway key: send Authorization: Bearer bwk_... (or x-api-key: bwk_..., as Anthropic's clients do)"
 NOT_BEARER = "malformed Authorization header: send Authorization: Bearer bwk_... with a gateway key"
 NOT_A_KEY = (
     "malformed gateway key: the bearer is not a gateway key (bwk_ and 43 letters, digits, '-' or '_'); "
@@ -131,11 +131,15 @@ def bearer_value(header: str | None) -> str | None:
     return value.strip() if scheme.lower() == "bearer" and value.strip() else None
 
 
-def bearer_token(header: str | None) -> str:
-    """The gateway key in an Authorization header; 401 saying whether it is missing or malformed."""
+def bearer_token(header: str | None, api_key: str | None = None) -> str:
+    """The gateway key in an Authorization header, else in an `x-api-key` header (where Anthropic's
+    SDKs and Claude Code send one); 401 saying whether it is missing or malformed."""
     if header is None or not header.strip():
-        raise Unauthorized(MISSING, code="missing_api_key")
-    token = bearer_value(header)
+        if api_key is None or not api_key.strip():
+            raise Unauthorized(MISSING, code="missing_api_key")
+        token: str | None = api_key.strip()
+    else:
+        token = bearer_value(header)
     if token is None:
         raise Unauthorized(NOT_BEARER, code="malformed_api_key")
     if not _KEY_SHAPE.match(token):
@@ -155,7 +159,8 @@ async def caller_for(request: Request) -> Caller:
     refuse_cross_site(request, found.settings, allowed=found.settings.origins)
     if not found.settings.keys_required:
         return LOCAL
-    record = await found.keys.verify(bearer_token(request.headers.get("authorization")))
+    headers = request.headers
+    record = await found.keys.verify(bearer_token(headers.get("authorization"), headers.get("x-api-key")))
     return record.caller()
 
 

@@ -1,4 +1,5 @@
-"""The one place where exceptions become HTTP responses, all in OpenAI's error shape."""
+"""The one place where exceptions become HTTP responses: in OpenAI's error shape, and on Anthropic's
+Messages routes (`/v1/messages...`, chosen by the path) in Anthropic's."""
 
 from __future__ import annotations
 
@@ -28,6 +29,25 @@ STATUS_TYPES = {
     413: ("invalid_request_error", "request_too_large"),
     429: ("rate_limit_error", "rate_limit_exceeded"),
 }
+# Anthropic's error types by status (its SDKs pick their exception class by the status, and show the type).
+ANTHROPIC_PATH = "/v1/messages"
+ANTHROPIC_TYPES = {
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    503: "overloaded_error",
+    529: "overloaded_error",
+}
+
+
+def anthropic_route(path: str) -> bool:
+    return path == ANTHROPIC_PATH or path.startswith(ANTHROPIC_PATH + "/")
+
+
+def anthropic_type(status: int) -> str:
+    return ANTHROPIC_TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
 
 
 def error_response(
@@ -38,7 +58,13 @@ def error_response(
     code: str | None = None,
     param: str | None = None,
     headers: dict[str, str] | None = None,
+    path: str = "",
 ) -> Response:
+    """The error body of the route at `path`: Anthropic's `{"type": "error", "error": {type, message}}`
+    on the Messages routes, else OpenAI's `{"error": {message, type, param, code}}`."""
+    if anthropic_route(path):
+        shaped = {"type": "error", "error": {"type": anthropic_type(status), "message": message}}
+        return json_response(shaped, status, headers)
     body = {"error": {"message": message, "type": type_, "param": param, "code": code}}
     return json_response(body, status, headers)
 
@@ -49,14 +75,22 @@ def install(app: FastAPI) -> None:
         if exc.status != 401 and _wants_page(request):
             return _error_page(request, exc.status, exc.message)
         headers = {**CHALLENGE, **exc.headers} if exc.status == 401 else exc.headers
-        return error_response(exc.status, exc.message, type_=exc.type, code=exc.code, param=exc.param, headers=headers)
+        return error_response(
+            exc.status,
+            exc.message,
+            type_=exc.type,
+            code=exc.code,
+            param=exc.param,
+            headers=headers,
+            path=request.url.path,
+        )
 
     @app.exception_handler(RequestValidationError)
     async def validation_error(request: Request, exc: RequestValidationError) -> Response:
         refused = parameter_refusal(request, exc)  # names the parameter and what it takes
         if _wants_page(request):
             return _error_page(request, 400, refused.message)
-        return error_response(400, refused.message, code=refused.code, param=refused.param)
+        return error_response(400, refused.message, code=refused.code, param=refused.param, path=request.url.path)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
@@ -68,7 +102,8 @@ def install(app: FastAPI) -> None:
             message = f"no route {request.method} {request.url.path}; see /v1/models, /v1/chat/completions"
         elif exc.status_code == 405:
             message = f"{request.method} is not allowed on {request.url.path}"
-        return error_response(exc.status_code, message, type_=type_, code=code, headers=getattr(exc, "headers", None))
+        headers = getattr(exc, "headers", None)
+        return error_response(exc.status_code, message, type_=type_, code=code, headers=headers, path=request.url.path)
 
     @app.exception_handler(ClientDisconnect)
     async def client_left(request: Request, _exc: ClientDisconnect) -> Response:
@@ -79,7 +114,9 @@ def install(app: FastAPI) -> None:
             request.url.path,
             request_id_of(request.scope),
         )
-        return error_response(400, "the client closed the connection before its request body arrived")
+        return error_response(
+            400, "the client closed the connection before its request body arrived", path=request.url.path
+        )
 
     # Only a failure outside our own middleware gets here (Starlette then re-raises it to uvicorn).
     @app.exception_handler(Exception)
@@ -123,6 +160,7 @@ def internal_error(scope: Scope, exc: BaseException) -> Response:
         type_="server_error",
         code="internal_error",
         headers={"x-request-id": request_id},
+        path=str(scope.get("path", "")),
     )
 
 

@@ -9,6 +9,8 @@ FastAPI documents typed parameters itself. On top of that, this builder:
   with the one error body, `ErrorBody`, on a 400, and adds 404 for routes with a path parameter,
   413 for routes with a body and 500 everywhere;
 - says who may call each route (`security`): a gateway key, or the admin token or session;
+- gives the Messages routes (`/v1/messages...`) Anthropic's error body, `AnthropicErrorBody`, which
+  is what server/errors.py sends there;
 - documents what `/login` reads by hand (`?next=` and its form).
 """
 
@@ -23,13 +25,16 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from benchwarmers.server.deps import body_of, guard_of
-from benchwarmers.server.schemas import DOCUMENTED_MODELS, error_responses
+from benchwarmers.server.errors import anthropic_route
+from benchwarmers.server.schemas import DOCUMENTED_MODELS, ERROR_REF, error_responses
 
 REF = "#/components/schemas/{model}"
 DESCRIPTION = (
     "An OpenAI-compatible gateway that sends one prompt to a collection of models (see docs/GATEWAY.md). "
-    'Every error has one shape, `ErrorBody`: `{"error": {"message", "type", "param", "code"}}`.'
+    'Every error has one shape, `ErrorBody`: `{"error": {"message", "type", "param", "code"}}`; on the '
+    'Anthropic Messages routes, Anthropic\'s: `{"type": "error", "error": {"type", "message"}}`.'
 )
+ANTHROPIC_ERROR_REF = "#/components/schemas/AnthropicErrorBody"
 SECURITY_SCHEMES = {
     "gatewayKey": {
         "type": "http",
@@ -102,6 +107,15 @@ def _json_body(model: type[BaseModel]) -> dict[str, Any]:
     return {"required": True, "content": {"application/json": {"schema": schema}}}
 
 
+def _anthropic_errors(operation: dict[str, Any]) -> None:
+    # New response objects: FastAPI may share one between the routes of a router.
+    for status, response in list(operation["responses"].items()):
+        schema = response.get("content", {}).get("application/json", {}).get("schema", {})
+        if status[0] in "45" and schema.get("$ref") == ERROR_REF:
+            content = {"application/json": {"schema": {"$ref": ANTHROPIC_ERROR_REF}}}
+            operation["responses"][status] = {**response, "content": content}
+
+
 def document(app: FastAPI) -> dict[str, Any]:
     doc = get_openapi(title=app.title, version=app.version, description=DESCRIPTION, routes=app.routes)
     models: dict[str, type[BaseModel]] = {m.__name__: m for m in DOCUMENTED_MODELS}
@@ -133,6 +147,8 @@ def document(app: FastAPI) -> dict[str, Any]:
             _add_missing(operation, 500)
             if guard is not None:
                 operation["security"] = security(guard, path)
+            if anthropic_route(path):
+                _anthropic_errors(operation)
             operation["responses"] = dict(sorted(operation["responses"].items()))
     _, definitions = models_json_schema([(m, "validation") for m in models.values()], ref_template=REF)
     components = doc.setdefault("components", {})

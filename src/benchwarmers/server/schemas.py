@@ -282,7 +282,57 @@ class ResponsesRequest(_Open):
     bench: BenchOptions | None = Field(None, description="The bench's own options.")
 
 
-DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (ChatCompletionRequest, ResponsesRequest, ErrorBody)
+class CountTokensRequest(_Open):
+    """A conversation to count, as a Messages request has it (Anthropic's `count_tokens`): the bench's
+    own estimate of its size, the one a collection's context windows are checked against."""
+
+    model: str = Field(description="A collection: `bench/NAME` (the count uses its members' learned ratios).")
+    messages: list[dict[str, Any]] = Field(
+        min_length=1, description="user and assistant messages: text, image, tool_use and tool_result blocks."
+    )
+    system: str | list[dict[str, Any]] | None = Field(None, description="A string or text blocks.")
+    tools: list[dict[str, Any]] | None = Field(None, description="Custom tools: name, description, input_schema.")
+    tool_choice: dict[str, Any] | None = Field(None, description="`{type: auto | any | none}` or `{type: tool, name}`.")
+
+
+class MessagesRequest(CountTokensRequest):
+    """An Anthropic Messages request for a collection, run as the same panel as a chat completion. The
+    reply is one seat's own message (the `pick` reply) unless the model name or `bench.reply` says
+    `all` or `merged`. top_k and thinking are read and dropped; server tools are refused."""
+
+    max_tokens: int | None = Field(None, ge=1, description="The most each seat may write.")
+    stream: bool | None = Field(None, description="Stream: ping events while the seats run, then Anthropic's events.")
+    stop_sequences: list[str] | None = Field(None, description="Sent to every seat as `stop`.")
+    temperature: float | None = None
+    top_p: float | None = None
+    metadata: dict[str, Any] | None = Field(None, description="Accepted and not sent on: `user_id` is for Anthropic.")
+    bench: BenchOptions | None = Field(None, description="The bench's own options.")
+
+
+class TokenCount(BaseModel):
+    input_tokens: int = Field(description="The bench's estimate of the prompt's tokens (it errs high).")
+
+
+class AnthropicErrorDetail(BaseModel):
+    type: str = Field(description="Anthropic's error type, e.g. invalid_request_error, authentication_error.")
+    message: str = Field(description="What was wrong, and what to do.")
+
+
+class AnthropicErrorBody(BaseModel):
+    """Every error on the Messages routes: the shape Anthropic's SDKs parse."""
+
+    type: Literal["error"]
+    error: AnthropicErrorDetail
+
+
+DOCUMENTED_MODELS: tuple[type[BaseModel], ...] = (
+    ChatCompletionRequest,
+    ResponsesRequest,
+    MessagesRequest,
+    CountTokensRequest,
+    ErrorBody,
+    AnthropicErrorBody,
+)
 
 
 ERROR_REF = "#/components/schemas/ErrorBody"

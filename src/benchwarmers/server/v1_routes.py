@@ -6,6 +6,7 @@ import asyncio
 import functools
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import Request
@@ -93,14 +94,26 @@ def _listed(caller: Any, snapshot: Snapshot) -> list[dict[str, Any]]:
     return data
 
 
+def _anthropic_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """An entry with the fields of Anthropic's model object too (its SDKs send `anthropic-version`)."""
+    created = datetime.fromtimestamp(entry["created"], UTC).isoformat().replace("+00:00", "Z")
+    return {**entry, "type": "model", "display_name": entry["id"], "created_at": created}
+
+
 @router.get("/v1/models")
-async def list_models(caller: GatewayCaller, bench: BenchDep) -> Response:
+async def list_models(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     snapshot = await bench.state.snapshot()
-    return json_response({"object": "list", "data": _listed(caller, snapshot)})
+    data = _listed(caller, snapshot)
+    if "anthropic-version" not in request.headers:
+        return json_response({"object": "list", "data": data})
+    # Anthropic's list is a page: one, holding every collection.
+    data = [_anthropic_entry(entry) for entry in data]
+    first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
+    return json_response({"object": "list", "data": data, "has_more": False, "first_id": first, "last_id": last})
 
 
 @router.get("/v1/models/{model_id:path}", responses=error_responses(404))
-async def retrieve_model(model_id: str, caller: GatewayCaller, bench: BenchDep) -> Response:
+async def retrieve_model(request: Request, model_id: str, caller: GatewayCaller, bench: BenchDep) -> Response:
     """One entry of `/v1/models` (what `client.models.retrieve(id)` reads); 404 for any other id."""
     snapshot = await bench.state.snapshot()
     found = next((entry for entry in _listed(caller, snapshot) if entry["id"] == model_id), None)
@@ -111,7 +124,7 @@ async def retrieve_model(model_id: str, caller: GatewayCaller, bench: BenchDep) 
             param="model",
             code="model_not_found",
         )
-    return json_response(found)
+    return json_response(_anthropic_entry(found) if "anthropic-version" in request.headers else found)
 
 
 async def _watch_disconnect(request: Request, event: ClientGone) -> None:
@@ -128,6 +141,7 @@ class Wire:
 
     body: Callable[[ChatCompletion], Any]
     frames: Callable[[ChatCompletion, bool], list[bytes]]  # (reply, include_usage)
+    ping: bytes = PING  # what keeps a quiet stream open while the seats run
 
 
 CHAT_WIRE = Wire(body=lambda reply: reply, frames=stream_chunks)
@@ -145,7 +159,7 @@ async def chat_completions(request: Request, caller: GatewayCaller, bench: Bench
 async def serve_panel(
     request: Request, caller: Caller, bench: Bench, body: dict[str, Any], body_hash: str, wire: Wire
 ) -> Response:
-    """One panel for a chat request (the Responses route translates into one first): a replay, or
+    """One panel for a chat request (the Responses and Messages routes translate into one first): a replay, or
     prepare, run and reply, streamed with pings or as one JSON body."""
     gateway = bench.panels
     idempotency_key = request.headers.get("idempotency-key") or None
@@ -199,11 +213,11 @@ async def _stream(
     interval = float((await bench.state.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
-        yield PING
+        yield wire.ping
         while not task.done():
             done, _ = await asyncio.wait({task}, timeout=interval)
             if not done:
-                yield PING
+                yield wire.ping
         for chunk in wire.frames(task.result(), panel.include_usage):
             yield chunk
     finally:
