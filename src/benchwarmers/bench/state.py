@@ -102,7 +102,8 @@ class BenchState:
         self._writer: AsyncConnection | None = None
         self._write_turn = asyncio.Lock()
         self.data_folder = data_folder(settings.db_url, settings.home)
-        self.full_at: float | None = None  # when a write last found the disk full (monotonic), until one succeeds
+        # When a write last found the disk full (monotonic) and where, until a write succeeds: /readyz.
+        self.last_full: tuple[float, str] | None = None
 
     @property
     def metrics(self) -> Metrics:
@@ -191,7 +192,7 @@ class BenchState:
             if unreachable(exc):
                 raise DatabaseUnavailable() from exc
             raise
-        self.full_at = None
+        self.last_full = None
         self._checkpoint_soon()
         if changed:
             self.invalidate()
@@ -221,16 +222,18 @@ class BenchState:
                 raise
 
     def _storage_full(self, exc: BaseException) -> StorageFull | None:
-        """The refusal for an error that says the disk is full (None for any other error); noted for
-        /readyz (bench/disk_space.py)."""
+        """The refusal for an error that says the disk is full (None for any other error), noted for
+        /readyz (bench/upkeep/disk.py)."""
         if isinstance(exc, StorageFull):
             return exc
         if not disk_full(exc):
             return None
-        self.full_at = time.monotonic()
-        if not self.settings.db_url.startswith("sqlite"):
-            return StorageFull("the PostgreSQL server's disk: SQLSTATE 53100")
-        return StorageFull(f"{self.data_folder}: {size_text(free_bytes(self.data_folder))} free")
+        if self.settings.db_url.startswith("sqlite"):
+            where = f"{self.data_folder}: {size_text(free_bytes(self.data_folder))} free"
+        else:
+            where = "the PostgreSQL server's disk: SQLSTATE 53100"
+        self.last_full = (time.monotonic(), where)
+        return StorageFull(where)
 
     def _checkpoint_soon(self) -> None:
         """A checkpoint of SQLite's log from a reader's connection (its own thread): the writer, in
