@@ -42,6 +42,7 @@ from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from benchwarmers.store.bulk import insert_rows
 from benchwarmers.store.db import create_engine
+from benchwarmers.store.disk import disk_full
 from benchwarmers.store.inline_sqlite import writer_connection
 from benchwarmers.store.schema import alerts, panels, verdicts
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
@@ -370,3 +371,19 @@ def test_a_commit_that_fails_leaves_the_writer_usable(tmp_path, path):
             await state.close()
 
     assert asyncio.run(main()) == ["s"]
+
+
+def test_postgres_sqlstate_53100_is_a_full_disk_and_other_server_errors_are_not():
+    """PostgreSQL's errors as SQLAlchemy's asyncpg dialect raises them (its own translation of asyncpg's)."""
+    import asyncpg
+    from sqlalchemy.dialects.postgresql.asyncpg import AsyncAdapt_asyncpg_connection, AsyncAdapt_asyncpg_dbapi
+
+    def raised(error: Exception) -> DBAPIError:
+        with pytest.raises(AsyncAdapt_asyncpg_dbapi.Error) as translated:
+            AsyncAdapt_asyncpg_connection._handle_exception_no_connection(AsyncAdapt_asyncpg_dbapi(asyncpg), error)
+        return DBAPIError.instance("INSERT", None, translated.value, AsyncAdapt_asyncpg_dbapi.Error)
+
+    full = raised(asyncpg.exceptions.DiskFullError("could not extend file: No space left on device"))
+    assert disk_full(full)
+    assert not disk_full(raised(asyncpg.exceptions.CannotConnectNowError("the database system is starting up")))
+    assert not disk_full(raised(asyncpg.exceptions.TooManyConnectionsError("too many clients")))  # 53300
