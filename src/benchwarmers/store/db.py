@@ -154,8 +154,12 @@ async def _roll_back(conn: AsyncConnection) -> None:
 def writer_left_open(conn: AsyncConnection) -> bool:
     """Whether a transaction is still open on the writer after a failure: the connection then is in a
     state not worth reasoning about, and is replaced."""
-    raw = writer_connection(conn) if not conn.closed else None
-    return conn.invalidated or conn.get_transaction() is not None or (raw is not None and raw.in_transaction)
+    if conn.closed:
+        return False  # the next write opens another anyway
+    if conn.invalidated or conn.get_transaction() is not None:
+        return True
+    raw = writer_connection(conn)
+    return raw is not None and raw.in_transaction
 
 
 def json_dumps(value: object) -> str:
