@@ -89,3 +89,19 @@ class UpstreamRefused(BenchError):
     status = 502
     type = "upstream_error"
     code = "upstream_failed"
+
+
+class StorageFull(Unavailable):
+    """The disk holding the bench's data had no room for a write: nothing was recorded, and the same
+    request succeeds once room is made (no restart needed). `where` names that disk: the data folder
+    with its free space, or the database server's."""
+
+    code = "storage_full"
+    RETRY_AFTER = "10"  # seconds: room is made by a person (or a purge), not within a second
+
+    def __init__(self, where: str) -> None:
+        super().__init__(
+            f"the disk holding the bench's data is full ({where}); nothing was recorded: "
+            "free space there and try again",
+            headers={"Retry-After": self.RETRY_AFTER},
+        )

@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     url: str = Field(default="http://127.0.0.1:8123", validation_alias=_env("BENCHWARMERS_URL"))
     key: str | None = Field(default=None, validation_alias=_env("BENCHWARMERS_KEY"))
     key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
+    # Free space (MB) in the data folder under which the server raises a low-disk alert; 0: never.
+    disk_alert_mb: int = Field(default=500, ge=0, validation_alias=_env("BENCHWARMERS_DISK_ALERT_MB"))
     # prometheus_client's own variable: `serve --workers N` sets it; one process counts in memory.
     metrics_dir: Path | None = Field(default=None, validation_alias=_env("PROMETHEUS_MULTIPROC_DIR"))
     # OpenTelemetry's own variables: either one turns traces on (the SDK reads the rest of OTEL_*).

@@ -46,9 +46,18 @@ class ConfigSignal:
         return found.st_ino, found.st_mtime_ns, found.st_size
 
     async def touch(self, version: int) -> None:
+        """Called once a change has committed: it stands whatever happens here."""
         temporary = self.path.with_name(f"{self.path.name}.{os.getpid()}")
-        temporary.write_text(f"{version}\n")
-        os.replace(temporary, self.path)
+        try:
+            temporary.write_text(f"{version}\n")
+            os.replace(temporary, self.path)
+        except OSError as exc:
+            # A full disk, say: a new mtime on the old file still moves its stamp (and takes no room).
+            temporary.unlink(missing_ok=True)
+            try:
+                os.utime(self.path)
+            except OSError:
+                log.warning("config change not signalled (%s): other processes on this host see it with the next", exc)
         client = self._client()
         if client is not None:
             try:

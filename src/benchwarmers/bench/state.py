@@ -21,7 +21,7 @@ from benchwarmers.bench.panels.estimate import Ratios
 from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing
-from benchwarmers.errors import Unavailable
+from benchwarmers.errors import StorageFull, Unavailable
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import CHANGED, config_version
 from benchwarmers.store.db import (
@@ -32,8 +32,10 @@ from benchwarmers.store.db import (
     migrate,
     ping,
     unreachable,
+    writer_left_open,
     writer_transaction,
 )
+from benchwarmers.store.disk import data_folder, disk_full, free_bytes, size_text
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -99,6 +101,9 @@ class BenchState:
         # process take turns on it.
         self._writer: AsyncConnection | None = None
         self._write_turn = asyncio.Lock()
+        self.data_folder = data_folder(settings.db_url, settings.home)
+        # When a write last found the disk full (monotonic) and where, until a write succeeds: /readyz.
+        self.last_full: tuple[float, str] | None = None
 
     @property
     def metrics(self) -> Metrics:
@@ -114,7 +119,12 @@ class BenchState:
         self.settings.ensure_home()
         self.engine = create_engine(self.settings.db_url)
         self.write_engine = create_write_engine(self.settings.db_url, self.engine)
-        await migrate(self.write_engine)
+        try:
+            await migrate(self.write_engine)
+        except Exception as exc:
+            if full := self._storage_full(exc):
+                raise full from exc
+            raise
         await self.reload_history()
         async with self.read() as conn:
             self.ratios = await load_ratios(conn)
@@ -150,6 +160,8 @@ class BenchState:
             async with self.engine.connect() as conn:
                 yield conn
         except Exception as exc:
+            if full := self._storage_full(exc):
+                raise full from exc
             if unreachable(exc):
                 raise DatabaseUnavailable() from exc
             raise
@@ -175,9 +187,12 @@ class BenchState:
                 finally:
                     changed = bool(conn.info.pop(CHANGED, False))
         except Exception as exc:
+            if full := self._storage_full(exc):
+                raise full from exc
             if unreachable(exc):
                 raise DatabaseUnavailable() from exc
             raise
+        self.last_full = None
         self._checkpoint_soon()
         if changed:
             self.invalidate()
@@ -202,9 +217,23 @@ class BenchState:
             except BaseException:
                 # A transaction that could not begin, commit or roll back leaves the connection
                 # in a state not worth reasoning about: the next write opens a fresh one.
-                if conn.invalidated or conn.in_transaction():
+                if writer_left_open(conn):
                     await self._drop_writer()
                 raise
+
+    def _storage_full(self, exc: BaseException) -> StorageFull | None:
+        """The refusal for an error that says the disk is full (None for any other error), noted for
+        /readyz (bench/upkeep/disk.py)."""
+        if isinstance(exc, StorageFull):
+            return exc
+        if not disk_full(exc):
+            return None
+        if self.settings.db_url.startswith("sqlite"):
+            where = f"{self.data_folder}: {size_text(free_bytes(self.data_folder))} free"
+        else:
+            where = "the PostgreSQL server's disk: SQLSTATE 53100"
+        self.last_full = (time.monotonic(), where)
+        return StorageFull(where)
 
     def _checkpoint_soon(self) -> None:
         """A checkpoint of SQLite's log from a reader's connection (its own thread): the writer, in

@@ -14,6 +14,7 @@ from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.services import Bench
+from benchwarmers.bench.upkeep.disk import readiness as disk_readiness
 from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
@@ -87,13 +88,15 @@ def create_app(settings: Settings) -> FastAPI:
     async def healthz() -> Response:
         return json_response({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", responses={503: {"description": "The database is not reachable."}})
+    @app.get("/readyz", responses={503: {"description": "The database is not reachable, or the disk is full."}})
     async def readyz(bench: BenchDep) -> Response:
         try:
             await bench.state.ping()
         except Exception as exc:
             log.warning("database not reachable: %s", type(exc).__name__)
             return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
+        if disk := disk_readiness(bench.state):
+            return json_response({"status": "unavailable", "database": "ok", "disk": disk}, status=503)
         return json_response({"status": "ready", "database": "ok"})
 
     # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a

@@ -18,7 +18,7 @@ from typing import Any
 
 from sqlalchemy import JSON, Insert, Table, Update, bindparam
 from sqlalchemy.dialects import sqlite
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.db import json_dumps
@@ -58,8 +58,10 @@ def _run(raw: sqlite3.Connection, sql: str, values: list[tuple[Any, ...]]) -> No
     try:
         raw.executemany(sql, values)
     except sqlite3.IntegrityError as exc:
-        # The same exception SQLAlchemy raises, so callers catch one kind whichever path wrote.
+        # The same exceptions SQLAlchemy raises, so callers catch one kind whichever path wrote.
         raise IntegrityError(sql, None, exc) from None
+    except sqlite3.OperationalError as exc:  # a full disk (store/disk.py), say
+        raise OperationalError(sql, None, exc) from None
 
 
 @cache

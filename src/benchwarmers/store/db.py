@@ -10,6 +10,7 @@ separate pool and never block on writes (WAL).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sqlite3
 import sys
@@ -123,20 +124,42 @@ async def writer_transaction(conn: AsyncConnection) -> AsyncIterator[None]:
         await asyncio.sleep(pause)
     try:
         yield
-    except BaseException:
         if conn.in_transaction():
-            await conn.rollback()
-        elif raw.in_transaction:
-            raw.rollback()
+            await conn.commit()
+        else:
+            try:
+                raw.commit()
+            except sqlite3.Error as exc:
+                raise OperationalError("COMMIT", None, exc) from None
+    except BaseException:
+        # A rollback that fails too must not hide why the transaction failed: the caller replaces
+        # a connection left in a transaction (`writer_left_open`).
+        with contextlib.suppress(Exception):
+            await _roll_back(conn)
         raise
-    if conn.in_transaction():
-        await conn.commit()
-        return
-    try:
-        raw.commit()
-    except sqlite3.Error as exc:
+
+
+async def _roll_back(conn: AsyncConnection) -> None:
+    """End what a failed transaction left open on the writer: SQLAlchemy's transaction, even one a
+    failed COMMIT made inactive (until rolled back it refuses every later statement with
+    PendingRollbackError: what a full disk left behind), and SQLite's own (a COMMIT that failed with
+    SQLITE_FULL may leave it open)."""
+    if conn.get_transaction() is not None and not conn.invalidated:
+        await conn.rollback()
+    raw = writer_connection(conn)
+    if raw is not None and raw.in_transaction:
         raw.rollback()
-        raise OperationalError("COMMIT", None, exc) from None
+
+
+def writer_left_open(conn: AsyncConnection) -> bool:
+    """Whether a transaction is still open on the writer after a failure: the connection then is in a
+    state not worth reasoning about, and is replaced."""
+    if conn.closed:
+        return False  # the next write opens another anyway
+    if conn.invalidated or conn.get_transaction() is not None:
+        return True
+    raw = writer_connection(conn)
+    return raw is not None and raw.in_transaction
 
 
 def json_dumps(value: object) -> str:

@@ -1,5 +1,6 @@
 """The watch that runs inside `benchwarmers serve`: every minute it probes the retired models whose
-turn has come (bench/upkeep/probe.py), and every ten minutes it checks the verdicts owed
+turn has come (bench/upkeep/probe.py) and checks the data folder's free space (bench/upkeep/disk.py),
+and every ten minutes it checks the verdicts owed
 (bench/upkeep/owed.py) and makes the decisive swaps of collections with auto_swap on
 (bench/evidence/swaps.py).
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.evidence.swaps import SWAP_EVERY, auto_swap
 from benchwarmers.bench.upkeep.background import BackgroundJob
+from benchwarmers.bench.upkeep.disk import check_disk
 from benchwarmers.bench.upkeep.owed import check_owed
 from benchwarmers.bench.upkeep.probe import probe_due
 
@@ -63,6 +65,7 @@ class Watch(BackgroundJob):
         failing does not keep the other from running)."""
         now = self.clock()
         await self._guarded(self._probe(now))
+        await self._guarded(self._disk(now))
         if now >= self._owed_due:
             self._owed_due = now + self.owed_every
             await self._guarded(self._owed(now))
@@ -77,6 +80,10 @@ class Watch(BackgroundJob):
                 log.info("%s answered its probe and is back", probed.alias)
             else:
                 log.info("%s did not answer its probe (%s)", probed.alias, probed.error)
+
+    async def _disk(self, now: float) -> None:
+        if changed := await check_disk(self.state, now):
+            log.warning("low-disk alert %s", changed)
 
     async def _owed(self, now: float) -> None:
         if changed := await check_owed(self.state, now):
