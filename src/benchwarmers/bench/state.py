@@ -31,6 +31,7 @@ from benchwarmers.store.db import (
     create_write_engine,
     migrate,
     ping,
+    shown_url,
     unreachable,
     writer_transaction,
 )
@@ -109,15 +110,42 @@ class BenchState:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    @property
+    def opened(self) -> bool:
+        return self.engine is not None
+
+    @property
+    def database_address(self) -> str:
+        """Where the database is, as a log may say it (no user, password or query)."""
+        return shown_url(self.settings.db_url)
+
     async def open(self) -> None:
+        """Migrate the database and load what this process keeps of it.
+
+        All or nothing: the engines are this state's only once everything is read, so a request
+        served while the database is still away (server/startup.py waits for it) gets 503
+        `database_unavailable`, never a read of a database not migrated yet. Raises as the
+        database did, except that one that cannot be reached now (trying again later can help) is
+        DatabaseUnavailable, the cause chained.
+        """
         self.clients.check()
         self.settings.ensure_home()
-        self.engine = create_engine(self.settings.db_url)
-        self.write_engine = create_write_engine(self.settings.db_url, self.engine)
-        await migrate(self.write_engine)
-        await self.reload_history()
-        async with self.read() as conn:
-            self.ratios = await load_ratios(conn)
+        engine = create_engine(self.settings.db_url)
+        write_engine = create_write_engine(self.settings.db_url, engine)
+        try:
+            await migrate(write_engine)
+            async with engine.connect() as conn:
+                history = await SeatHistory.load(conn)
+                ratios = await load_ratios(conn)
+        except BaseException as exc:
+            if write_engine is not engine:
+                await write_engine.dispose()
+            await engine.dispose()
+            if isinstance(exc, Exception) and unreachable(exc):
+                raise DatabaseUnavailable() from exc
+            raise
+        self.engine, self.write_engine = engine, write_engine
+        self.history, self.ratios = history, ratios
 
     async def close(self) -> None:
         await self.clients.aclose()
@@ -145,7 +173,7 @@ class BenchState:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         if self.engine is None:
-            raise Unavailable("the bench is not open yet")
+            raise DatabaseUnavailable()  # start-up is still waiting for the database (server/startup.py)
         try:
             async with self.engine.connect() as conn:
                 yield conn
@@ -166,7 +194,7 @@ class BenchState:
         When it recorded a config change, running servers are told once it has committed.
         """
         if self.write_engine is None:
-            raise Unavailable("the bench is not open yet")
+            raise DatabaseUnavailable()
         changed = False
         try:
             async with self._transaction(self.write_engine) as conn:

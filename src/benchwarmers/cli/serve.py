@@ -76,7 +76,8 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
 
     Each worker builds its app from the environment (`app_from_environment`), so what this command
     decided is put there first: the bind (verdict hints name it) and the metrics folder every worker
-    writes its figures to. The database is migrated here, once, before any worker opens it.
+    writes its figures to. The database is migrated here, once, before any worker opens it (when it
+    can be reached: otherwise by the first worker to open it).
     """
     from uvicorn.supervisors import Multiprocess
 
@@ -110,10 +111,23 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
 
 
 async def _migrate(settings: Settings) -> None:
+    """Migrate here, once, before the workers start. A database that cannot be reached now is no
+    reason not to start: the workers wait for it (server/startup.py), answering /healthz and /readyz
+    meanwhile, and the first to open it migrates."""
     from benchwarmers.bench.services import Bench
+    from benchwarmers.bench.state import DatabaseUnavailable
 
-    async with Bench(settings, actor="server"):
-        pass
+    bench = Bench(settings, actor="server")
+    try:
+        async with bench:
+            pass
+    except DatabaseUnavailable as exc:
+        cause = type(exc.__cause__ or exc).__name__
+        console.print(
+            f"the database {bench.state.database_address} cannot be reached now ({cause}); "
+            "the workers start and wait for it (/readyz says 503 until it answers)",
+            markup=False,
+        )
 
 
 def bind_failure(host: str, port: int, exc: OSError) -> str:
