@@ -7,6 +7,7 @@ returns."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import threading
@@ -24,7 +25,7 @@ from tests.benchserver import BenchServer, ServeProcess, add_fake_endpoint, free
 from tests.gateway_fixtures import RedisServer
 from tests.postgres import Cluster, remove_cluster, start_cluster
 from tests.test_gateway_panels import collection
-from tests.test_workers import worker_processes
+from tests.test_workers import worker_pids, worker_processes
 
 DATABASE_GONE = {
     "error": {
@@ -266,3 +267,42 @@ def test_a_worker_restarted_while_postgres_is_down_waits_and_the_bench_recovers(
     text = log.read_text()
     assert "failed to start" not in text and "Traceback" not in text, text
     assert "pg-secret-not-for-logs" not in text
+
+
+def test_a_worker_that_fails_its_start_up_after_the_bench_served_is_started_again(pg_cluster, tmp_path, fake):
+    url = pg_cluster.new_database()
+    name = url.rsplit("/", 1)[1]
+    server = ServeProcess(tmp_path / "home", database_url=url)
+    server.workers = 2
+    server.start()
+    log = server.settings.home / f"serve-{server.port}.log"
+    body = {"model": "bench/solo", "messages": [{"role": "user", "content": "hi"}]}
+    try:
+        add_fake_endpoint(server, fake, models=[listed("phi-4")])
+        collection(server, "solo", ["phi-4"], max_explorers=0)
+        first = worker_processes(server.pid)
+        # Maintenance: new connections are refused (SQLSTATE 55000), not an outage a worker waits out,
+        # so a worker started now fails its start-up (uvicorn's exit code 3) and is started again.
+        pg_cluster.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS false")
+        os.kill(first[0], signal.SIGKILL)
+        poll(lambda: "starting another in 1 s." in log.read_text(), "the failed worker is not started again")
+        assert server._process is not None and server._process.poll() is None
+        assert httpx2.get(f"{server.url}/readyz").status_code == 200  # the other worker serves meanwhile
+
+        pg_cluster.execute(f"ALTER DATABASE {name} ALLOW_CONNECTIONS true")
+        poll(lambda: bool(worker_pids(server.url) - {str(pid) for pid in first}), "no new worker ever served")
+        for i in range(10):
+            ask = {**body, "messages": [{"role": "user", "content": f"again {i}"}]}
+            assert httpx2.post(f"{server.v1}/chat/completions", json=ask, timeout=30).status_code == 200
+        assert len(worker_processes(server.pid)) == 2
+    finally:
+        server.stop()
+        pg_cluster.drop(url)
+    assert "stopping the parent process" not in log.read_text()
+
+
+def test_the_pauses_between_attempts_double_up_to_their_bound():
+    from benchwarmers.server import startup, supervisor
+
+    assert list(itertools.islice(startup.pauses(), 9)) == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
+    assert list(itertools.islice(supervisor.restart_pauses(), 7)) == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
