@@ -2,7 +2,12 @@
 database is gone, every panel and verdict that was acknowledged is stored, and the same server
 process serves again without a restart. While Redis is gone panels are refused with a 503 too
 (their calls could not be paced against what other processes spend), and served again when it
-returns."""
+returns. `/readyz` says why it is not ready meanwhile.
+
+Start-up during an outage: a server, or a worker `serve --workers 2` restarts, while PostgreSQL
+is down serves `/healthz` and a 503 `/readyz` and opens the bench once the database answers,
+instead of exiting with uvicorn's start-up failure (which stopped the whole manager); a worker
+that does fail its start-up after the bench has served is started again."""
 
 from __future__ import annotations
 
@@ -43,6 +48,16 @@ REDIS_GONE = {
         "param": None,
         "code": "rate_limits_unavailable",
     }
+}
+AWAY = {
+    "status": "not ready",
+    "database": "unreachable",
+    "reasons": ["database: not reachable; requests that need it get 503 until it answers"],
+}
+REDIS_AWAY = {
+    "status": "not ready",
+    "database": "ok",
+    "reasons": ["redis: the shared rate-limit store is not answering; panels are refused until it does"],
 }
 
 
@@ -126,7 +141,8 @@ def test_postgres_and_redis_stopped_under_load_and_started_again(own_cluster, tm
 
         own_cluster.stop()  # as a crash would: connections in use are cut
         load.wait_for(lambda: len(load.refusals) >= 10, "nothing was refused while PostgreSQL was down")
-        assert httpx2.get(f"{server.url}/readyz").status_code == 503
+        database_away = httpx2.get(f"{server.url}/readyz")
+        assert (database_away.status_code, database_away.json()) == (503, AWAY)
         before = len(load.judged)
         own_cluster.start()
         load.wait_for(lambda: len(load.judged) >= before + 10, "the server did not recover")
@@ -135,9 +151,12 @@ def test_postgres_and_redis_stopped_under_load_and_started_again(own_cluster, tm
         refused = len(load.refusals)
         redis.stop()
         load.wait_for(lambda: len(load.refusals) >= refused + 10, "nothing was refused while Redis was down")
+        redis_away = httpx2.get(f"{server.url}/readyz")
+        assert (redis_away.status_code, redis_away.json()) == (503, REDIS_AWAY)
         redis.start()
         before = len(load.judged)
         load.wait_for(lambda: len(load.judged) >= before + 10, "panels stopped after Redis came back")
+        assert httpx2.get(f"{server.url}/readyz").json() == {"status": "ready", "database": "ok"}
     finally:
         if load is not None:
             load.stop.set()
@@ -160,11 +179,6 @@ WAITING = {
     "status": "not ready",
     "database": "unreachable",
     "reasons": ["database: not reachable since this process started; it opens by itself when the database answers"],
-}
-AWAY = {
-    "status": "not ready",
-    "database": "unreachable",
-    "reasons": ["database: not reachable; requests that need it get 503 until it answers"],
 }
 
 
@@ -306,3 +320,27 @@ def test_the_pauses_between_attempts_double_up_to_their_bound():
 
     assert list(itertools.islice(startup.pauses(), 9)) == [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0, 30.0]
     assert list(itertools.islice(supervisor.restart_pauses(), 7)) == [1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 30.0]
+
+
+def test_readyz_says_so_while_the_data_folder_is_gone(tmp_path):
+    database = tmp_path / "elsewhere" / "bench.db"  # the database stays reachable: only the disk check fails
+    database.parent.mkdir()
+    server = BenchServer(tmp_path / "home", database_url=f"sqlite+aiosqlite:///{database}").start()
+    try:
+        assert httpx2.get(f"{server.url}/readyz").json() == {"status": "ready", "database": "ok"}
+        (tmp_path / "home").rename(tmp_path / "unmounted")  # as a volume that went away
+        gone = httpx2.get(f"{server.url}/readyz")
+        assert (gone.status_code, gone.json()) == (
+            503,
+            {
+                "status": "not ready",
+                "database": "ok",
+                "reasons": ["disk: the data folder is missing or cannot be read (FileNotFoundError)"],
+            },
+        )
+        assert httpx2.get(f"{server.url}/healthz").status_code == 200
+        (tmp_path / "unmounted").rename(tmp_path / "home")
+        back = httpx2.get(f"{server.url}/readyz")
+        assert (back.status_code, back.json()) == (200, {"status": "ready", "database": "ok"})
+    finally:
+        server.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -42,7 +41,6 @@ from benchwarmers.server.responses import json_response
 from benchwarmers.server.startup import Startup
 from benchwarmers.settings import Settings
 
-log = logging.getLogger("benchwarmers.server")
 _DEFAULT_GC_THRESHOLDS = gc.get_threshold()
 
 

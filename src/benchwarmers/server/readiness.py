@@ -46,7 +46,7 @@ async def disk(startup: Startup) -> str | None:
     try:
         read_only = bool(os.statvfs(home).f_flag & os.ST_RDONLY)
     except OSError as exc:
-        return f"disk: the data folder cannot be read ({type(exc).__name__})"
+        return f"disk: the data folder is missing or cannot be read ({type(exc).__name__})"
     if read_only:
         return "disk: the data folder is on a read-only filesystem"
     if not os.access(home, os.W_OK | os.X_OK):
