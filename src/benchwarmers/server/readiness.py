@@ -44,7 +44,8 @@ async def disk(startup: Startup) -> str | None:
     """The data folder must be there and writable (secret.key, the metrics, SQLite's files)."""
     home = startup.bench.settings.home
     try:
-        read_only = bool(os.statvfs(home).f_flag & os.ST_RDONLY)
+        os.stat(home)  # there at all (an unmounted volume, a folder removed)
+        read_only = hasattr(os, "statvfs") and bool(os.statvfs(home).f_flag & os.ST_RDONLY)  # POSIX only
     except OSError as exc:
         return f"disk: the data folder is missing or cannot be read ({type(exc).__name__})"
     if read_only:

@@ -48,7 +48,7 @@ class Supervisor(Multiprocess):
         super().init_processes()
         self._starting = set(range(len(self.processes)))
 
-    def _started(self, idx: int) -> None:
+    def _start_worker(self, idx: int) -> None:
         process = Process(self.config, self.sockets)
         process.start()
         self.processes[idx] = process
@@ -57,7 +57,8 @@ class Supervisor(Multiprocess):
     def _note_started(self) -> None:
         """Ask each starting worker whether it serves yet (before anyone's failure is judged)."""
         for idx in sorted(self._starting):
-            if self.processes[idx].is_ready(timeout=READY_TIMEOUT):
+            process = self.processes[idx]
+            if process.process.is_alive() and process.is_ready(timeout=READY_TIMEOUT):
                 self._starting.discard(idx)
                 self.served = True
                 self._pauses = restart_pauses()
@@ -69,9 +70,11 @@ class Supervisor(Multiprocess):
         for idx, process in enumerate(self.processes):
             due = self._due.get(idx)
             if due is not None:  # a worker that failed to start, waiting out its pause
-                if time.monotonic() >= due:
+                if process.process.is_alive():  # replaced meanwhile (SIGHUP restarts every slot)
                     del self._due[idx]
-                    self._started(idx)
+                elif time.monotonic() >= due:
+                    del self._due[idx]
+                    self._start_worker(idx)
                 continue
             if process.is_alive(timeout=self.config.timeout_worker_healthcheck):
                 continue
@@ -91,7 +94,7 @@ class Supervisor(Multiprocess):
                 self._due[idx] = time.monotonic() + pause
                 continue
             logger.info(f"Child process [{process.pid}] died")
-            self._started(idx)
+            self._start_worker(idx)
 
     def handle_ttou(self) -> None:
         last = len(self.processes) - 1
