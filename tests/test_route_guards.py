@@ -26,7 +26,7 @@ from tests.benchserver import BenchServer
 TOKEN = "route-guard-admin-token-0f1e2d3c4b5a"
 OPEN = {
     ("GET", "/healthz"): "says only whether the bench is up",
-    ("GET", "/readyz"): "says only whether the database answers",
+    ("GET", "/readyz"): "says only whether the database, Redis and the disk are usable, in words, no addresses",
     ("GET", "/login"): "the form that asks for the admin token",
     ("POST", "/login"): "takes the admin token",
     ("POST", "/logout"): "ends a session; refuses cross-site requests itself",

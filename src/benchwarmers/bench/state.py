@@ -31,6 +31,7 @@ from benchwarmers.store.db import (
     create_write_engine,
     migrate,
     ping,
+    shown_url,
     unreachable,
     writer_left_open,
     writer_transaction,
@@ -114,20 +115,44 @@ class BenchState:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
+    @property
+    def opened(self) -> bool:
+        return self.engine is not None
+
+    @property
+    def database_address(self) -> str:
+        """Where the database is, as a log may say it (no user, password or query)."""
+        return shown_url(self.settings.db_url)
+
     async def open(self) -> None:
+        """Migrate the database and load what this process keeps of it.
+
+        All or nothing: the engines are this state's only once everything is read, so a request
+        served while the database is still away (server/startup.py waits for it) gets 503
+        `database_unavailable`, never a read of a database not migrated yet. Raises as the
+        database did, except that one that cannot be reached now (trying again later can help) is
+        DatabaseUnavailable, the cause chained.
+        """
         self.clients.check()
         self.settings.ensure_home()
-        self.engine = create_engine(self.settings.db_url)
-        self.write_engine = create_write_engine(self.settings.db_url, self.engine)
+        engine = create_engine(self.settings.db_url)
+        write_engine = create_write_engine(self.settings.db_url, engine)
         try:
-            await migrate(self.write_engine)
-        except Exception as exc:
-            if full := self._storage_full(exc):
+            await migrate(write_engine)
+            async with engine.connect() as conn:
+                history = await SeatHistory.load(conn)
+                ratios = await load_ratios(conn)
+        except BaseException as exc:
+            if write_engine is not engine:
+                await write_engine.dispose()
+            await engine.dispose()
+            if isinstance(exc, Exception) and (full := self._storage_full(exc)):
                 raise full from exc
+            if isinstance(exc, Exception) and unreachable(exc):
+                raise DatabaseUnavailable() from exc
             raise
-        await self.reload_history()
-        async with self.read() as conn:
-            self.ratios = await load_ratios(conn)
+        self.engine, self.write_engine = engine, write_engine
+        self.history, self.ratios = history, ratios
 
     async def close(self) -> None:
         await self.clients.aclose()
@@ -155,7 +180,7 @@ class BenchState:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         if self.engine is None:
-            raise Unavailable("the bench is not open yet")
+            raise DatabaseUnavailable()  # start-up is still waiting for the database (server/startup.py)
         try:
             async with self.engine.connect() as conn:
                 yield conn
@@ -178,7 +203,7 @@ class BenchState:
         When it recorded a config change, running servers are told once it has committed.
         """
         if self.write_engine is None:
-            raise Unavailable("the bench is not open yet")
+            raise DatabaseUnavailable()
         changed = False
         try:
             async with self._transaction(self.write_engine) as conn:

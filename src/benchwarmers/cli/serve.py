@@ -72,15 +72,16 @@ def serve(
 
 
 def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int) -> None:
-    """N worker processes on the bound sockets, started and restarted by uvicorn's process manager.
+    """N worker processes on the bound sockets, started and restarted by uvicorn's process manager
+    (server/supervisor.py: a worker that fails its start-up after the bench has served is started again).
 
     Each worker builds its app from the environment (`app_from_environment`), so what this command
     decided is put there first: the bind (verdict hints name it) and the metrics folder every worker
-    writes its figures to. The database is migrated here, once, before any worker opens it.
+    writes its figures to. The database is migrated here, once, before any worker opens it (when it
+    can be reached: otherwise by the first worker to open it).
     """
-    from uvicorn.supervisors import Multiprocess
-
     from benchwarmers.server import listen
+    from benchwarmers.server.supervisor import Supervisor
 
     os.environ["BENCH_BIND"] = settings.bind
     # The workers accept from one shared socket, and libuv (uvloop) accepts every waiting connection
@@ -102,18 +103,34 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
     config = listen.uvicorn_config(
         "benchwarmers.server.app:app_from_environment", settings, factory=True, workers=workers
     )
+    supervisor = Supervisor(config, sockets=sockets)
     try:
-        Multiprocess(config, sockets=sockets).run()
+        supervisor.run()
     finally:
         for sock in sockets:
             sock.close()
+    if supervisor.failed_to_start:
+        raise typer.Exit(3)  # no worker could start; uvicorn has logged why
 
 
 async def _migrate(settings: Settings) -> None:
+    """Migrate here, once, before the workers start. A database that cannot be reached now is no
+    reason not to start: the workers wait for it (server/startup.py), answering /healthz and /readyz
+    meanwhile, and the first to open it migrates."""
     from benchwarmers.bench.services import Bench
+    from benchwarmers.bench.state import DatabaseUnavailable
 
-    async with Bench(settings, actor="server"):
-        pass
+    bench = Bench(settings, actor="server")
+    try:
+        async with bench:
+            pass
+    except DatabaseUnavailable as exc:
+        cause = type(exc.__cause__ or exc).__name__
+        console.print(
+            f"the database {bench.state.database_address} cannot be reached now ({cause}); "
+            "the workers start and wait for it (/readyz says 503 until it answers)",
+            markup=False,
+        )
 
 
 def bind_failure(host: str, port: int, exc: OSError) -> str:

@@ -5,16 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.disk import readiness as disk_readiness
 from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
@@ -33,17 +32,17 @@ from benchwarmers.server import (
     metrics_route,
     openapi,
     pages,
+    readiness,
     responses_api,
     suite_page,
     v1_routes,
 )
 from benchwarmers.server.cors import CorsMiddleware
-from benchwarmers.server.deps import BenchDep
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.startup import Startup
 from benchwarmers.settings import Settings
 
-log = logging.getLogger("benchwarmers.server")
 _DEFAULT_GC_THRESHOLDS = gc.get_threshold()
 
 
@@ -51,26 +50,35 @@ def create_app(settings: Settings) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         bench = Bench(settings, actor="server")
-        await bench.open()
         app.state.bench = bench
+        app.state.startup = startup = Startup(bench)
+        app.state.watch = None
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
-        leader = upkeep.acquire()
-        scheduler = CatalogScheduler(bench.state).start() if leader else None  # the daily catalog refresh
-        app.state.watch = watch = Watch(bench.state).start() if leader else None  # retired models, owed alert
-        retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention") if leader else None
-        _freeze_startup_heap()
+        jobs: list[CatalogScheduler | Watch] = []
+        retention: asyncio.Task[None] | None = None
+
+        async def serving() -> None:  # once the bench is open: at once, or when the database answers
+            nonlocal retention
+            if upkeep.acquire():
+                jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
+                app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
+                jobs.append(app.state.watch)
+                retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
+            _freeze_startup_heap()
+
+        await startup.open(then=serving)  # raises only for a database that can never work as configured
         try:
             yield
         finally:
+            await startup.stop()
             gc.unfreeze()
             gc.set_threshold(*_DEFAULT_GC_THRESHOLDS)
             if retention is not None:
                 retention.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await retention
-            for job in (scheduler, watch):
-                if job is not None:
-                    await job.stop()
+            for job in jobs:
+                await job.stop()
             upkeep.release()
             bench.state.metrics.process_exited()
             await bench.close()
@@ -88,15 +96,13 @@ def create_app(settings: Settings) -> FastAPI:
     async def healthz() -> Response:
         return json_response({"status": "ok", "version": __version__})
 
-    @app.get("/readyz", responses={503: {"description": "The database is not reachable, or the disk is full."}})
-    async def readyz(bench: BenchDep) -> Response:
-        try:
-            await bench.state.ping()
-        except Exception as exc:
-            log.warning("database not reachable: %s", type(exc).__name__)
-            return json_response({"status": "unavailable", "database": "unreachable"}, status=503)
-        if disk := disk_readiness(bench.state):
-            return json_response({"status": "unavailable", "database": "ok", "disk": disk}, status=503)
+    @app.get("/readyz", responses={503: {"description": "Not ready: the reasons (database, Redis, disk)."}})
+    async def readyz(request: Request) -> Response:
+        startup: Startup = request.app.state.startup
+        found = await readiness.reasons(startup)
+        if found:
+            database = "unreachable" if any(r.startswith("database:") for r in found) else "ok"
+            return json_response({"status": "not ready", "database": database, "reasons": found}, status=503)
         return json_response({"status": "ready", "database": "ok"})
 
     # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a

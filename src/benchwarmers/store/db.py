@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
-from sqlalchemy import event, inspect, make_url, text
+from sqlalchemy import URL, event, inspect, make_url, text
 from sqlalchemy.engine import Connection, CursorResult
 from sqlalchemy.exc import DBAPIError, OperationalError, PendingRollbackError, ResourceClosedError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -176,6 +176,16 @@ def _json_loads(value: object) -> object:
 JSON_CODEC = {"json_serializer": json_dumps, "json_deserializer": _json_loads, "hide_parameters": True}
 
 
+def shown_url(url: str) -> str:
+    """A database URL as a log may show it: no user, no password and no query (which can carry either)."""
+    try:
+        parsed = make_url(url)
+    except Exception:  # an unparsable URL fails on open, with its own error
+        return "(the configured database)"
+    shown = URL.create(parsed.drivername, host=parsed.host, port=parsed.port, database=parsed.database)
+    return shown.render_as_string(hide_password=True)
+
+
 def create_engine(url: str) -> AsyncEngine:
     """The engine for reads (and for everything, on PostgreSQL)."""
     if url.startswith("sqlite"):
@@ -224,9 +234,20 @@ def _revision(connection: Connection) -> str | None:
     return connection.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
 
 
+# The workers of `serve --workers N` each migrate when they open (one may start while the database
+# is away, and wait for it), so on PostgreSQL a migration holds this advisory lock: the second
+# waits for the first's commit, then finds the schema current. On SQLite the migration's BEGIN
+# IMMEDIATE already lets one writer in at a time.
+_MIGRATION_LOCK = 0x62656E6368  # "bench"
+
+
 def _upgrade(connection: Connection) -> None:
     if _revision(connection) == SCHEMA_REVISION:
         return
+    if connection.dialect.name == "postgresql":
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+        if _revision(connection) == SCHEMA_REVISION:
+            return
     from alembic import command
 
     config = alembic_config()

@@ -31,12 +31,13 @@ FULL_SECONDS = 5.0
 
 
 def readiness(state: BenchState) -> str | None:
-    """Why the disk makes the bench not ready (None: it does not)."""
+    """Why the disk makes the bench not ready (None: it does not). `/readyz` is open in every mode:
+    the reason names no path (the log and the alert do)."""
     if state.last_full is not None and time.monotonic() - state.last_full[0] < FULL_SECONDS:
-        return f"full ({state.last_full[1]})"
+        return "full: writes are refused with 503 storage_full until there is room"
     free = free_bytes(state.data_folder)
     if free is not None and free < FLOOR_BYTES:
-        return f"nearly full ({state.data_folder}: {size_text(free)} free, under {size_text(FLOOR_BYTES)})"
+        return f"nearly full: {size_text(free)} free, under {size_text(FLOOR_BYTES)}"
     return None
 
 
