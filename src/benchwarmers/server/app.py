@@ -25,6 +25,7 @@ from benchwarmers.server import (
     api_panels,
     api_suite,
     bench_routes,
+    body_memory,
     errors,
     login,
     metrics_route,
@@ -56,6 +57,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.watch = watch = Watch(bench.state).start() if leader else None  # retired models, owed alert
         retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention") if leader else None
         _freeze_startup_heap()
+        body_memory.map_large_blocks()
         try:
             yield
         finally:
@@ -73,6 +75,7 @@ def create_app(settings: Settings) -> FastAPI:
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.body_budget = body_memory.BodyBudget(settings.body_memory_budget, settings.body_memory_wait)
     errors.install(app)
     openapi.install(app)
 
