@@ -15,9 +15,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import httpx2
 import orjson
 
-from tests.benchserver import ServeProcess, add_fake_endpoint, listed
+from benchwarmers.errors import Unavailable
+from benchwarmers.server.body_memory import BodyBudget
+from tests.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 from tests.test_gateway_panels import collection
 
@@ -157,3 +160,78 @@ def test_100_concurrent_19_mb_bodies_stay_within_the_body_memory_budget(tmp_path
         f"{took:.1f} s, {statuses}, peak {above / MiB:.0f} MiB above idle, after {(after - idle) / MiB:.0f} MiB, "
         f"/healthz max {max(latencies) * 1000:.0f} ms of {len(latencies)}"
     )
+
+
+# -- every body gives its memory back -------------------------------------------------------------------
+
+
+def _given_back(budget: BodyBudget) -> int:
+    """What the budget still counts once the server is done (polled: the request ends on its thread)."""
+    deadline = time.monotonic() + 10
+    while budget.used and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return budget.used
+
+
+def test_every_body_gives_its_memory_back_when_its_request_ends(tmp_path, fake_upstream):
+    fake_upstream.script("eye", reply="Noise, seen.")
+    fake_upstream.script("slow-eye", reply="Slowly seen.", latency=3.0)
+    server = BenchServer(tmp_path / "home").start()
+    try:
+        add_fake_endpoint(server, fake_upstream, models=[listed("eye", vision=True), listed("slow-eye", vision=True)])
+        collection(server, "eyes", ["eye"], max_explorers=0)
+        collection(server, "slow", ["slow-eye"], max_explorers=0)
+        budget = server._server.config.app.state.body_budget  # type: ignore[union-attr]
+        head, payload, tail = image_request(2_000_000)
+        body = head + payload + tail
+        chat = f"{server.v1}/chat/completions"
+        headers = {"content-type": "application/json"}
+
+        assert httpx2.post(chat, content=body, headers=headers, timeout=30).status_code == 200
+        assert _given_back(budget) == 0
+        pieces = (body[i : i + 100_000] for i in range(0, len(body), 100_000))
+        assert httpx2.post(chat, content=pieces, headers=headers, timeout=30).status_code == 200  # chunked
+        assert _given_back(budget) == 0
+        assert httpx2.post(chat, content=b"x" * 2_000_000, headers=headers, timeout=30).status_code == 400
+        assert _given_back(budget) == 0
+        with socket.create_connection(("127.0.0.1", server.port)) as sock:  # an upload abandoned halfway
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-length: 5000000\r\n\r\n")
+            sock.sendall(body[:1_000_000])
+        assert _given_back(budget) == 0
+
+        streamed = body.replace(b'"model":"bench/eyes"', b'"model":"bench/slow","stream":true')
+        with httpx2.stream("POST", chat, content=streamed, headers=headers, timeout=30) as response:
+            first = next(response.iter_raw())
+            held = budget.used  # the panel is running: its body is still held
+        assert (response.status_code, first.startswith(b":"), held) == (200, True, len(streamed))
+        assert _given_back(budget) == 0  # the client left; the panel ended, and gave it back
+    finally:
+        server.stop()
+
+
+def test_the_budget_serves_waiters_in_order_and_refuses_after_its_wait():
+    async def main() -> list[object]:
+        budget = BodyBudget(100, wait=0.5)
+        await budget.take(60)
+        order: list[object] = []
+
+        async def take(size: int) -> None:
+            try:
+                await budget.take(size)
+            except Unavailable as refused:
+                order.append((size, refused.status, refused.headers))
+            else:
+                order.append(size)
+
+        big, small = asyncio.ensure_future(take(80)), asyncio.ensure_future(take(30))
+        await asyncio.sleep(0)  # both wait: the small one would fit, but it came after the big one
+        order.append(("waiting", budget.used))
+        budget.give_back(60)  # room for the first in line only
+        await big
+        order.append(("waiting", budget.used))
+        budget.give_back(80)
+        await small
+        await take(90)  # 30 + 90 never fit within the wait
+        return [*order, budget.used]
+
+    assert asyncio.run(main()) == [("waiting", 60), 80, ("waiting", 80), 30, (90, 503, {"Retry-After": "2"}), 30]
