@@ -25,7 +25,7 @@ from tests.fakes.upstream import FakeUpstream
 from tests.test_gateway_panels import collection
 
 MiB = 1024 * 1024
-BUDGET = 128 * MiB  # six 19 MB bodies at once
+BUDGET = 128 * MiB  # seven 19 MB bodies at once
 WAIT = 1.0  # seconds a body waits for room before its 503
 SIZE = 19_000_000
 COUNT = 100
