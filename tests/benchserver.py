@@ -109,6 +109,10 @@ class ServeProcess(BenchServer):
             env["BENCHWARMERS_DATABASE_URL"] = self.settings.database_url
         if self.settings.admin_token:
             env["BENCHWARMERS_ADMIN_TOKEN"] = self.settings.admin_token
+        for name in ("body_memory_budget", "body_memory_wait", "body_deadline"):
+            if name in self.settings.model_fields_set:
+                alias = Settings.model_fields[name].validation_alias
+                env[str(alias.choices[0])] = str(getattr(self.settings, name))  # type: ignore[union-attr]
         self._log = log = (self.settings.home / f"serve-{self.port}.log").open("wb")
         command = [str(Path(sys.executable).with_name("benchwarmers")), "serve", "--bind", f"127.0.0.1:{self.port}"]
         if self.workers > 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import select
 import selectors
 import socket
 import time
@@ -20,10 +21,12 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app as cli
 from benchwarmers.server.body import TOO_LARGE
+from benchwarmers.server.listen import late_reply
 from tests.benchserver import BenchServer, free_port
 from tests.logrecords import Records, recording
 
 DEADLINE = 1.0  # the read deadlines of the servers below, in seconds
+BODY_DEADLINE = 3.0  # and their deadline for a whole body
 CONNECTIONS = 600
 TOKEN = "admin-token-for-hardening-tests-01"
 
@@ -36,7 +39,8 @@ def records() -> Iterator[Records]:
 
 @pytest.fixture
 def quick_server(tmp_path: Path) -> Iterator[BenchServer]:
-    server = BenchServer(tmp_path / "home", listen={"header_timeout": DEADLINE, "body_timeout": DEADLINE}).start()
+    deadlines = {"header_timeout": DEADLINE, "body_timeout": DEADLINE, "body_deadline": BODY_DEADLINE}
+    server = BenchServer(tmp_path / "home", listen=deadlines).start()
     try:
         yield server
     finally:
@@ -65,7 +69,7 @@ def test_slowloris_connections_are_closed_within_the_read_deadline(quick_server)
         sock.setblocking(False)
         selector.register(sock, selectors.EVENT_READ)
     still_open = {*sockets, dripping}
-    replies: list[bytes] = []
+    replies: dict[socket.socket, bytes] = {}
     try:
         while still_open and time.monotonic() - opened < DEADLINE + 15:  # bounded: it stops by itself
             if dripping in still_open:
@@ -79,7 +83,7 @@ def test_slowloris_connections_are_closed_within_the_read_deadline(quick_server)
                 except ConnectionResetError:
                     data = b""
                 if data:
-                    replies.append(data)
+                    replies[sock] = replies.get(sock, b"") + data
                 else:
                     selector.unregister(sock)
                     still_open.discard(sock)
@@ -87,8 +91,62 @@ def test_slowloris_connections_are_closed_within_the_read_deadline(quick_server)
     finally:
         for sock in [*sockets, dripping]:
             sock.close()
-    assert (len(still_open), replies) == (0, [])
+    assert len(still_open) == 0
+    # A body that stopped halfway is answered 408 (no reply had started); the others are just closed.
+    assert replies == {sock: late_reply(True, DEADLINE) for i, sock in enumerate(sockets) if i % 3 == 1}
+    assert late_reply(True, DEADLINE).startswith(b"HTTP/1.1 408 Request Timeout\r\n")
+    assert orjson.loads(late_reply(True, DEADLINE).partition(b"\r\n\r\n")[2]) == {
+        "error": {
+            "message": "no byte of the request body arrived for 1 s, so the connection is closed: send the body "
+            "without pauses",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "request_timeout",
+        }
+    }
     assert closed_within < DEADLINE + 5
+    assert httpx2.get(f"{quick_server.url}/healthz").status_code == 200
+
+
+def test_a_dripping_body_is_answered_408_and_closed_by_the_body_deadline(quick_server, records):
+    with socket.create_connection(("127.0.0.1", quick_server.port)) as sock:
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100000\r\n\r\n"
+        )
+        sock.setblocking(False)
+        started, reply = time.monotonic(), b""
+        closed = False
+        while not closed and time.monotonic() - started < BODY_DEADLINE + 15:  # bounded: it stops by itself
+            with contextlib.suppress(OSError):  # closed under it: the read below sees it
+                sock.send(b" ")  # a byte a quarter of the stall timeout: it never stalls, it is only slow
+            readable, _, _ = select.select([sock], [], [], DEADLINE / 4)
+            if readable:
+                data = sock.recv(65536)
+                reply += data
+                closed = not data
+        took = time.monotonic() - started
+    head, _, payload = reply.partition(b"\r\n\r\n")
+    assert head.split(b"\r\n") == [
+        b"HTTP/1.1 408 Request Timeout",
+        b"content-type: application/json",
+        b"content-length: %d" % len(payload),
+        b"connection: close",
+    ]
+    assert orjson.loads(payload) == {
+        "error": {
+            "message": "the request body did not arrive within 3 s of its headers, so the connection is closed: "
+            "send it faster (on a slow link, send images as https:// URLs; BENCHWARMERS_BODY_DEADLINE sets the time)",
+            "type": "invalid_request_error",
+            "param": None,
+            "code": "request_timeout",
+        }
+    }
+    assert closed and took < BODY_DEADLINE + 5
+    assert records.arrived.wait(timeout=10)
+    assert [line.partition(" (request req-")[0] for _, line in records.lines] == [
+        "benchwarmers.server INFO request body too slow, answered 408 and closed: POST /v1/chat/completions"
+    ]
     assert httpx2.get(f"{quick_server.url}/healthz").status_code == 200
 
 

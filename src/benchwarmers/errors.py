@@ -53,6 +53,13 @@ class Unprocessable(BenchError):
     code = "unprocessable"
 
 
+class RequestTimeout(BenchError):
+    """A request body that did not arrive in time (written by the listener: server/listen.py)."""
+
+    status = 408
+    code = "request_timeout"
+
+
 class TooLarge(BenchError):
     status = 413
     code = "request_too_large"

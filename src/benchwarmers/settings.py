@@ -40,6 +40,16 @@ class Settings(BaseSettings):
     key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
     # Free space (MB) in the data folder under which the server raises a low-disk alert; 0: never.
     disk_alert_mb: int = Field(default=500, ge=0, validation_alias=_env("BENCHWARMERS_DISK_ALERT_MB"))
+    # Request bodies held in memory at once, per process (`serve --workers N`: N × this in all). A body
+    # that would go beyond it waits up to body_memory_wait seconds, then gets 503 with Retry-After. The
+    # floor is the chat route's 20 MB cap, so one body of any size the bench takes always fits.
+    body_memory_budget: int = Field(
+        default=256 * 1024 * 1024, ge=20_000_000, validation_alias=_env("BENCHWARMERS_BODY_MEMORY_BUDGET")
+    )
+    body_memory_wait: float = Field(default=5.0, ge=0, le=60, validation_alias=_env("BENCHWARMERS_BODY_MEMORY_WAIT"))
+    # A request body must have arrived within this many seconds of its headers (time the bench itself
+    # was not reading it, such as waiting for body memory, not counted), else 408 and the connection closes.
+    body_deadline: float = Field(default=60.0, gt=0, le=3600, validation_alias=_env("BENCHWARMERS_BODY_DEADLINE"))
     # prometheus_client's own variable: `serve --workers N` sets it; one process counts in memory.
     metrics_dir: Path | None = Field(default=None, validation_alias=_env("PROMETHEUS_MULTIPROC_DIR"))
     # OpenTelemetry's own variables: either one turns traces on (the SDK reads the rest of OTEL_*).

@@ -26,6 +26,7 @@ from benchwarmers.server import (
     api_suite,
     api_trends,
     bench_routes,
+    body_memory,
     errors,
     login,
     messages_api,
@@ -66,6 +67,7 @@ def create_app(settings: Settings) -> FastAPI:
                 retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
             _freeze_startup_heap()
 
+        body_memory.map_large_blocks()  # freed bodies go back to the system (glibc)
         await startup.open(then=serving)  # raises only for a database that can never work as configured
         try:
             yield
@@ -84,6 +86,7 @@ def create_app(settings: Settings) -> FastAPI:
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
+    app.state.body_budget = body_memory.BodyBudget(settings.body_memory_budget, settings.body_memory_wait)
     errors.install(app)
     openapi.install(app)
 

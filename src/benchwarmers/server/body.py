@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import orjson
 from starlette.requests import Request
 
+from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.errors import InvalidRequest, TooLarge
 from benchwarmers.header_numbers import header_int
+from benchwarmers.server import body_memory
 
 BODY_CAP = 20_000_000  # the chat route's: 20 MB, as the gateway's contract says
 # Deeper JSON than this is refused: no OpenAI request needs it (a tool's JSON schema nests a few
@@ -40,16 +43,36 @@ TOO_LARGE = too_large(BODY_CAP)
 
 async def read_body(request: Request, cap: int = BODY_CAP) -> bytearray:
     """The body in one buffer, growing as it arrives (a list of chunks joined at the end would
-    hold a large image request twice)."""
+    hold a large image request twice), counted in the process's body memory budget
+    (server/body_memory.py) until the request ends."""
     declared = header_int(request.headers.get("content-length"))  # unreadable: the stream's count decides
     if declared is not None and declared > cap:
         raise TooLarge(too_large(cap))
+    held = body_memory.held_by(request.scope, request.app.state.body_budget)
+    if declared is not None and declared > body_memory.SMALL:
+        await held.take(declared)
     body = bytearray()
     async for chunk in request.stream():
         if len(body) + len(chunk) > cap:
             raise TooLarge(too_large(cap))
         body += chunk
+        if len(body) > held.size and len(body) > body_memory.SMALL:  # chunked, or more than it declared
+            await held.take(min(len(body) + body_memory.STEP, cap) - held.size)
     return body
+
+
+async def read_panel_request(request: Request) -> tuple[dict[str, Any], str]:
+    """A panel route's body, read within BODY_CAP: the object and the hash replays are found by.
+
+    A large body is parsed in a turn of its own (one at a time, each after a pass of the event loop):
+    parsing and hashing 19 MB holds the loop for some 50 ms, and bodies that finished arriving
+    together would otherwise be parsed back to back, /healthz waiting behind all of them."""
+    raw = await read_body(request)
+    if len(raw) <= body_memory.SMALL:
+        return parse_json_object(raw), request_hash(raw)
+    async with request.app.state.body_budget.turn:
+        await asyncio.sleep(0)  # what is waiting on the loop goes first
+        return parse_json_object(raw), request_hash(raw)
 
 
 def _deeper_than(value: Any, limit: int) -> bool:

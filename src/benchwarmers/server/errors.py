@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.errors import BenchError
+from benchwarmers.server.listen import LATE_BODY
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.validation import parameter_refusal
 
@@ -108,8 +109,11 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ClientDisconnect)
     async def client_left(request: Request, _exc: ClientDisconnect) -> Response:
         # An aborted upload is the client's choice, not our error: one line, and a reply no one reads.
+        # (A body past its deadline was answered 408 by the listener, which closed the connection.)
+        late = request.scope.get("state", {}).get(LATE_BODY)
         log.info(
-            "client left while sending its request body: %s %s (request %s)",
+            "%s: %s %s (request %s)",
+            "request body too slow, answered 408 and closed" if late else "client left while sending its request body",
             request.method,
             request.url.path,
             request_id_of(request.scope),

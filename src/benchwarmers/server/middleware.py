@@ -7,6 +7,7 @@ import secrets
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.header_numbers import header_int
+from benchwarmers.server import body_memory
 
 
 class RequestIdMiddleware:
@@ -43,7 +44,8 @@ class UnreadBodyMiddleware:
     clients that write the whole body before reading, such as urllib: the reply's bytes go out at
     once, then the rest of the body is read and dropped (up to DRAIN_LIMIT) before the reply ends.
     Closing instead would reset the connection under the client's feet, and it would see no reply.
-    A body too large to drain, or chunked, gets `connection: close` so it is not read for ever."""
+    A body too large to drain, or chunked, gets `connection: close` so it is not read for ever.
+    Once the request has ended, the memory its body held in the budget is given back."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -86,4 +88,7 @@ class UnreadBodyMiddleware:
                 message = {"type": "http.response.body", "body": b"", "more_body": False}
             await send(message)
 
-        await self.app(scope, counting_receive, draining_send)
+        try:
+            await self.app(scope, counting_receive, draining_send)
+        finally:
+            body_memory.release(scope)  # the reply is out: what the body held is given back

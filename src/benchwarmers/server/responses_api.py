@@ -14,10 +14,9 @@ import orjson
 from fastapi import Request
 from starlette.responses import Response
 
-from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.panels.responses import chat_request, echoed, response_events, response_object
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.body import read_panel_request
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.schemas import error_responses
 from benchwarmers.server.v1_routes import Wire, serve_panel
@@ -44,8 +43,7 @@ def _wire(echo: dict[str, Any]) -> Wire:
 
 @router.post("/v1/responses", openapi_extra=RESPONSES_DOCUMENT, responses=error_responses(404, 422))
 async def create_response(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
-    raw = await read_body(request)
-    body, body_hash = parse_json_object(raw), request_hash(raw)
-    del raw
-    chat = chat_request(body)
-    return await serve_panel(request, caller, bench, chat, body_hash, _wire(echoed(body)))
+    body, body_hash = await read_panel_request(request)
+    panel = serve_panel(request, caller, bench, chat_request(body), body_hash, _wire(echoed(body)))
+    del body  # as on the chat route: the panel holds the request until it is prepared
+    return await panel

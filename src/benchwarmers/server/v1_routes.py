@@ -15,7 +15,6 @@ from starlette.responses import Response, StreamingResponse
 from benchwarmers.bench.admin.collection_rules import REPLIES as REPLY_MODES
 from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.caller import Caller
-from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.panels.run import ClientGone
 from benchwarmers.bench.records import Collection
@@ -23,8 +22,9 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import NotFound
 from benchwarmers.header_numbers import header_int
+from benchwarmers.server import body_memory
 from benchwarmers.server.auth import access
-from benchwarmers.server.body import parse_json_object, read_body
+from benchwarmers.server.body import read_panel_request
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import error_responses
@@ -150,10 +150,12 @@ CHAT_WIRE = Wire(body=lambda reply: reply, frames=stream_chunks)
 @router.post("/v1/chat/completions", openapi_extra=CHAT_DOCUMENT, responses=error_responses(404, 422))
 async def chat_completions(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     # The router's guard has run: the body is read only for a caller it let through.
-    raw = await read_body(request)
-    body, body_hash = parse_json_object(raw), request_hash(raw)
-    del raw  # an image request's body is megabytes: keep one copy (the seats' shared one), not three
-    return await serve_panel(request, caller, bench, body, body_hash, CHAT_WIRE)
+    # An image request's body is megabytes: its bytes are dropped once parsed, and the object once
+    # the panel is prepared; then only the seats' shared encoded request is kept, not three copies.
+    body, body_hash = await read_panel_request(request)
+    panel = serve_panel(request, caller, bench, body, body_hash, CHAT_WIRE)
+    del body  # the panel's coroutine holds the one reference now
+    return await panel
 
 
 async def serve_panel(
@@ -176,7 +178,7 @@ async def serve_panel(
     disconnected = ClientGone()
     if panel.stream:
         return StreamingResponse(
-            _stream(bench, panel, idempotency_key, disconnected, wire),
+            _stream(request, bench, panel, idempotency_key, disconnected, wire),
             media_type="text/event-stream",
             headers={**headers, "cache-control": "no-store", "x-accel-buffering": "no"},
         )
@@ -206,10 +208,11 @@ def _answer(reply: ChatCompletion, stream: bool, include_usage: bool, wire: Wire
 
 
 async def _stream(
-    bench: Bench, panel: Any, idempotency_key: str | None, disconnected: ClientGone, wire: Wire
+    request: Request, bench: Bench, panel: Any, idempotency_key: str | None, disconnected: ClientGone, wire: Wire
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
-    still running; the panel is still recorded (the task outlives this generator)."""
+    still running; the panel is still recorded (the task outlives this generator, and holds the
+    request's body memory until it is done)."""
     interval = float((await bench.state.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
@@ -224,3 +227,4 @@ async def _stream(
         if not task.done():
             disconnected.set()
             bench.panels.keep_until_done(task)
+            body_memory.keep_until(request.scope, task)
