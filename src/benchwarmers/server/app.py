@@ -34,6 +34,7 @@ from benchwarmers.server import (
     suite_page,
     v1_routes,
 )
+from benchwarmers.server.auth import Access
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.deps import BenchDep
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
@@ -50,6 +51,9 @@ def create_app(settings: Settings) -> FastAPI:
         bench = Bench(settings, actor="server")
         await bench.open()
         app.state.bench = bench
+        # Built here rather than on the first request: the dashboard's token file (keys required, no
+        # admin token) exists once the server is up, and an unreadable one stops the start.
+        app.state.access = Access.of(bench.settings, bench.keys)
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
         leader = upkeep.acquire()
         scheduler = CatalogScheduler(bench.state).start() if leader else None  # the daily catalog refresh
