@@ -239,8 +239,10 @@ def test_with_an_admin_token_a_scoped_keys_nominees_are_limited_too(tmp_path: Pa
         made = {"name": "alpha", "members": ["fake/m-alpha"], "description": "alpha work", "max_explorers": 0}
         server.admin(lambda bench: bench.collections.add_collection(made))
         key, _ = server.admin(lambda bench: bench.keys.create("narrow", ["alpha"]))
-        body = {"model": "bench/alpha", "messages": [{"role": "user", "content": "hi"}], "bench": {"with": ["fake/m-gamma"]}}
-        refused = httpx2.post(f"{server.v1}/chat/completions", json=body, headers={"authorization": f"Bearer {key}"})
+        body = {"model": "bench/alpha", "messages": [{"role": "user", "content": "hi"}]}
+        body["bench"] = {"with": ["fake/m-gamma"]}
+        bearer = {"authorization": f"Bearer {key}"}
+        refused = httpx2.post(f"{server.v1}/chat/completions", json=body, headers=bearer)
         assert (refused.status_code, refused.json()) == (403, nominee_refused("fake/m-gamma"))
         assert not (server.settings.home / "dashboard-token").exists()
     finally:
