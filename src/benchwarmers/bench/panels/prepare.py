@@ -13,7 +13,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue
-from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
@@ -366,21 +365,20 @@ def seat_panel(
     )
 
 
-def refuse_nominees_beyond(caller: Caller, snapshot: Snapshot, body: dict[str, Any]) -> None:
-    """A gateway key limited to some collections nominates (`bench.with`) only their members: it may
-    not seat the rest of the roster. Refused rather than dropped, so the caller learns its request was
-    not what ran; checked before the roster is searched for close matches, so the refusal names
-    nothing beyond what the key may call."""
-    if caller.collections is None:
+def refuse_nominees_beyond(scope: frozenset[str] | None, snapshot: Snapshot, body: dict[str, Any]) -> None:
+    """A gateway key limited to the collections `scope` nominates (`bench.with`) only their members:
+    it may not seat the rest of the roster. Refused rather than dropped, so the caller learns its
+    request was not what ran; checked before the roster is searched for close matches, so the
+    refusal names nothing beyond what the key may call."""
+    if scope is None:
         return
     nominees = req.parse_options(body).nominees
-    allowed = {m for name in caller.collections if name in snapshot.collections
-               for m in snapshot.collections[name]["members"]}  # fmt: skip
+    allowed = {m for name in scope if name in snapshot.collections for m in snapshot.collections[name]["members"]}
     for alias in nominees:
         if alias not in allowed:
-            scope = ", ".join(f"bench/{c}" for c in sorted(caller.collections)) or "none"
+            named = ", ".join(f"bench/{c}" for c in sorted(scope)) or "none"
             raise Forbidden(
-                f"bench.with names {alias!r}, which is not a member of this gateway key's collections ({scope}): "
+                f"bench.with names {alias!r}, which is not a member of this gateway key's collections ({named}): "
                 "a key limited to collections may nominate only their members; leave it out of bench.with",
                 param="bench.with",
                 code="nominee_not_allowed",

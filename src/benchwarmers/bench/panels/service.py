@@ -136,7 +136,7 @@ class Panels:
         if collection is None and without:
             named = resolve_collection(snapshot, body.get("model"))[0]
             collection = {**named, "members": [m for m in named["members"] if m not in without]}
-        refuse_nominees_beyond(caller, snapshot, body)
+        refuse_nominees_beyond(caller.collections, snapshot, body)
         draft = read_request(snapshot, body, collection, self.state.ratios)
         await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
