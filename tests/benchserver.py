@@ -72,6 +72,20 @@ class BenchServer:
         if self._thread is not None:
             self._thread.join(timeout=15)
 
+    def dashboard_token(self) -> str | None:
+        """What opens `/api` and the pages here: the admin token, else with keys required the token
+        file the server made in its home (bench/admin/dashboard_token.py), else None (open)."""
+        if self.settings.admin_token is not None:
+            return self.settings.admin_token
+        if self.settings.require_keys:
+            return (self.settings.home / "dashboard-token").read_text().strip()
+        return None
+
+    def admin_headers(self) -> dict[str, str]:
+        """`Authorization` for `/api` as a script sends it: the dashboard's token, when one is needed."""
+        token = self.dashboard_token()
+        return {"authorization": f"Bearer {token}"} if token else {}
+
     @property
     def bench(self) -> Bench:
         """The server's own Bench (read its state; don't call it from the test thread's loop)."""

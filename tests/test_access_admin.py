@@ -260,8 +260,9 @@ def test_without_an_admin_token_only_loopback_host_names_are_answered(open_serve
 def test_the_public_urls_host_is_answered(tmp_path):
     server = BenchServer(tmp_path / "home", require_keys=True, public_url="https://bench.example/").start()
     try:
-        assert httpx2.get(f"{server.url}/api/keys", headers={"host": "bench.example"}).status_code == 200
-        assert httpx2.get(f"{server.url}/api/keys", headers={"host": "other.example"}).status_code == 403
+        admin = server.admin_headers()  # keys required: /api needs the dashboard's token
+        assert httpx2.get(f"{server.url}/api/keys", headers={**admin, "host": "bench.example"}).status_code == 200
+        assert httpx2.get(f"{server.url}/api/keys", headers={**admin, "host": "other.example"}).status_code == 403
     finally:
         server.stop()
 

@@ -2,7 +2,8 @@
 
 Modes (GATEWAY.md "Who may call"): as installed (no variables), BENCHWARMERS_REQUIRE_KEYS=1, and
 BENCHWARMERS_ADMIN_TOKEN. Keys: none, malformed, unknown, revoked, valid, out of scope (a key for
-another collection), and the admin token sent as a bearer. Routes: GET /v1/models,
+another collection), and the dashboard's token sent as a bearer (the admin token; with
+BENCHWARMERS_REQUIRE_KEYS alone the home's `dashboard-token`). Routes: GET /v1/models,
 GET /v1/models/{id}, POST /v1/chat/completions, POST /v1/responses, POST /bench/verdict, GET /api/keys.
 """
 
@@ -59,6 +60,13 @@ ADMIN_NEEDED = error(
     401,
     "the dashboard API needs the admin token: log in at /login, or send "
     "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>",
+    "admin_token_required",
+)
+DASHBOARD_NEEDED = error(
+    401,
+    "the dashboard API needs the dashboard's session, and a gateway key never opens it: open the login URL "
+    "`benchwarmers dashboard-url` prints (or log in at /login), or send Authorization: Bearer <the token in "
+    "BENCHWARMERS_HOME/dashboard-token>",
     "admin_token_required",
 )
 OUT_OF_SCOPE_CHAT = error(
@@ -119,7 +127,8 @@ def _setup(server: BenchServer, fake: FakeUpstream, mode: str) -> World:
         "none": {},
         "malformed": {"authorization": "Bearer sk-proj-not-a-gateway-key-1234567890"},
         "unknown": {"authorization": f"Bearer {UNKNOWN_KEY}"},
-        "admin_token": {"authorization": f"Bearer {ADMIN_TOKEN}"},
+        # The dashboard's token: the admin token, or with keys required alone the token file's.
+        "admin_token": {"authorization": f"Bearer {server.dashboard_token() or ADMIN_TOKEN}"},
         **{state: {"authorization": f"Bearer {key}"} for state, key in keys.items()},
     }
     reply = httpx2.post(
@@ -160,9 +169,11 @@ def expected(world: World, state: str, route: str) -> tuple[int, Any]:
             "revoked": revoked(world.revoked_last4),
         }.get(state)
     if route == "api":
-        if world.mode != "admin":
-            return 200, None  # the dashboard's API is open without an admin token
-        return (200, None) if state == "admin_token" else ADMIN_NEEDED
+        if world.mode == "local":
+            return 200, None  # as installed the dashboard's API is open on loopback
+        if state == "admin_token":
+            return 200, None
+        return ADMIN_NEEDED if world.mode == "admin" else DASHBOARD_NEEDED  # a gateway key never opens it
     if refusal is not None:
         return refusal
     if world.mode != "local" and state == "out_of_scope":

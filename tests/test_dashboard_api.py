@@ -358,7 +358,8 @@ def test_verdicts_post_to_the_gateway_unless_keys_are_required(tmp_path):
     keyed = BenchServer(tmp_path / "keyed", require_keys=True).start()
     try:
         assert 'data-verdict-url="/bench/verdict"' in httpx2.get(open_bench.url).text
-        assert 'data-verdict-url="/api/verdicts"' in httpx2.get(keyed.url).text
+        session = httpx2.get(f"{keyed.url}/login", params={"token": keyed.dashboard_token()}).cookies
+        assert 'data-verdict-url="/api/verdicts"' in httpx2.get(keyed.url, cookies=session).text
     finally:
         open_bench.stop()
         keyed.stop()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -77,16 +76,10 @@ def start_server(tmp_path: Path, fake: FakeUpstream, **settings: Any) -> BenchSe
     """A bench whose roster is the fake provider's ten models, set up through the admin API."""
     server = BenchServer(tmp_path / "home", **settings).start()
     fake.listing("/v1/models", {"object": "list", "data": [listed(m, w) for m, w in ROSTER.items()]})
-    auth = {"authorization": f"Bearer {settings['admin_token']}"} if "admin_token" in settings else {}
+    auth = server.admin_headers()  # the dashboard's token whenever keys are required, as a script sends it
     endpoint = {"name": "fake", "base_url": fake.base_url, "kind": "openrouter", "api_key": "sk-fake-0001",
                 "free_tier": True}  # fmt: skip
-    if settings.get("require_keys") and "admin_token" not in settings:
-        # The open dashboard may not add endpoints when keys are required: the CLI's way, as a user would.
-        # (in a thread of its own: Playwright's sync API holds this thread's event loop)
-        with ThreadPoolExecutor(1) as apart:
-            apart.submit(server.admin, lambda bench: bench.endpoints.add_endpoint(**endpoint)).result()
-    else:
-        assert httpx2.post(f"{server.url}/api/endpoints", json=endpoint, headers=auth).status_code == 201
+    assert httpx2.post(f"{server.url}/api/endpoints", json=endpoint, headers=auth).status_code == 201
     assert httpx2.post(f"{server.url}/api/endpoints/fake/refresh", headers=auth).json()["listed"] == len(ROSTER)
     return server
 
@@ -449,6 +442,59 @@ def test_with_an_admin_token_every_page_asks_for_it_first(tmp_path, fake, page):
         page.goto(server.url)
         expect(page.locator("#panels")).to_contain_text("No panels yet")  # /api answers the session
         expect(page.locator("#owed-count")).to_have_text("0")
+    finally:
+        server.stop()
+
+
+def test_with_keys_required_the_login_url_opens_the_dashboard_and_a_collection_is_edited(tmp_path, fake, page):
+    from playwright.sync_api import expect
+
+    server = start_server(tmp_path, fake, require_keys=True)  # no admin token: the home's dashboard-token
+    try:
+        auth = server.admin_headers()
+        body = {"name": "pair", "members": ["fake/llama-3.3-70b"], "description": "review", "max_explorers": 0}
+        assert httpx2.post(f"{server.url}/api/collections", json=body, headers=auth).status_code == 201
+        key = httpx2.post(f"{server.url}/api/keys", json={"name": "app"}, headers=auth).json()["key"]
+        # A page without the session goes to the login form, which says where the token is.
+        page.goto(server.url)
+        expect(page).to_have_url(f"{server.url}/login?next=%2F")
+        expect(page.locator("label[for=token]")).to_have_text("Dashboard token")
+        expect(page.locator("main")).to_contain_text("benchwarmers dashboard-url")
+        # An app's gateway key is not the dashboard's token.
+        page.fill("#token", key)
+        page.click("button[type=submit]")
+        expect(page.locator(".error")).to_have_text("That is not the dashboard token.")
+        # The URL `serve` prints: exchanged once for the session, then on to a page without the token in it.
+        page.goto(f"{server.url}/login?token={server.dashboard_token()}&next=%2F")
+        expect(page).to_have_url(f"{server.url}/")
+        cookie = next(c for c in page.context.cookies() if c["name"] == "bw_session")
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+        assert server.dashboard_token() not in cookie["value"]
+        # A page that writes: edit the collection, through /api with the session.
+        page.click('button[data-edit="pair"]')
+        page.fill("#member-input", "fake/qwen3-32b")
+        page.press("#member-input", "Enter")
+        page.locator('#collection-form button[type="submit"]').click()
+        expect(page.locator("#flash")).to_have_text("Saved bench/pair")
+        row = page.locator('tr[data-collection="pair"]')
+        expect(row).to_contain_text("fake/qwen3-32b")
+        shot(page, "keys-required-edited")
+        listed = httpx2.get(f"{server.url}/api/collections", headers=auth).json()["data"]
+        assert [c["members"] for c in listed] == [["fake/llama-3.3-70b", "fake/qwen3-32b"]]
+        changes = httpx2.get(f"{server.url}/api/changes?subject=collection", headers=auth).json()["data"]
+        assert [(c["actor"], c["action"], c["name"]) for c in changes] == [
+            ("admin", "update", "pair"),
+            ("admin", "create", "pair"),
+        ]
+        # The gateway key still cannot do what the page just did.
+        bearer = {"authorization": f"Bearer {key}"}
+        refused = httpx2.put(f"{server.url}/api/collections/pair", json=body, headers=bearer)
+        assert refused.status_code == 401
+        # Logging out ends it: the next page asks again.
+        page.click(".logout button")
+        expect(page).to_have_url(re.compile(r"/login$"))
+        page.goto(f"{server.url}/settings")
+        expect(page).to_have_url(f"{server.url}/login?next=%2Fsettings")
     finally:
         server.stop()
 

@@ -56,7 +56,7 @@ MODELS = ["m1", "m2", "m3"]
 @dataclass
 class Credentials:
     key: str | None = None  # a gateway key, for /v1 and /bench
-    token: str | None = None  # the admin token, for /api
+    token: str | None = None  # the dashboard's token, for /api: the admin token, or the home's dashboard-token
     session: str | None = None  # the dashboard's session cookie, for the pages
 
     def headers(self, path: str) -> dict[str, str]:
@@ -94,7 +94,7 @@ def prepare_home(home: Path, fake: FakeUpstream, mode: str) -> Credentials:
 
 def login(server: ServeProcess, credentials: Credentials) -> None:
     response = requests.post(
-        f"{server.url}/login", data={"token": ADMIN_TOKEN, "next": "/"}, allow_redirects=False, timeout=10
+        f"{server.url}/login", data={"token": credentials.token, "next": "/"}, allow_redirects=False, timeout=10
     )
     assert response.status_code == 303
     credentials.session = response.cookies["bw_session"]
@@ -247,7 +247,9 @@ def test_fuzzing_the_openapi_document_finds_no_server_error(mode: str, tmp_path:
         credentials = prepare_home(home, fake, mode)
         server = ServeProcess(home, log, **MODES[mode]).start()
         try:
-            if mode == "admin-token":
+            if mode == "require-keys":  # the dashboard's token `serve` made in the home
+                credentials.token = (home / "dashboard-token").read_text().strip()
+            if credentials.token:
                 login(server, credentials)
             started = time.monotonic()
             tally = fuzz(

@@ -43,7 +43,7 @@ QUERIES = {
     ("get", "/suite"): {"run", "task"},
     ("get", "/discover"): {"free", "vision", "min_context", "q", "page"},
     ("get", "/settings"): {"provider"},
-    ("get", "/login"): {"next"},
+    ("get", "/login"): {"next", "token"},
 }
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),

@@ -86,6 +86,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("serve")(serve.serve)
+app.command("dashboard-url")(serve.dashboard_url)
 app.command("ask")(ask.ask)
 app.command("log")(log.log)
 app.command("verdict")(verdicts.verdict)

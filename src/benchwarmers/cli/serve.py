@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.cli.common import console, fail, load_settings, run
+from benchwarmers.cli.common import console, err_console, fail, load_settings, run
+from benchwarmers.errors import BenchError
 
 if TYPE_CHECKING:
     from benchwarmers.settings import Settings
@@ -51,6 +52,7 @@ def serve(
     base = f"http://{shown}:{port}"
     console.print(f"Benchwarmers serving on {base}  (data in {settings.home})", markup=False)
     console.print(f"Dashboard: {base}/  (the setup checklist there walks a new bench to its first panel)", markup=False)
+    show_login(settings, base)
     console.print(
         f"Next: point any OpenAI client at {base}/v1 with model bench/NAME, "
         "or `benchwarmers ask bench/NAME 'prompt'`; stop with Ctrl-C",
@@ -69,6 +71,75 @@ def serve(
             sock.close()
     if not server.started:
         raise typer.Exit(3)  # uvicorn has logged why (the database could not be opened, say)
+
+
+def show_login(settings: Settings, base: str) -> None:
+    """With gateway keys required and no admin token, the dashboard's token file (made on first use)
+    and where to log in. The URL holds the token, so it is printed only to a person's terminal: under
+    systemd or Docker stdout is a log, and `benchwarmers dashboard-url` prints it on demand."""
+    from benchwarmers.bench.admin.dashboard_token import read_or_make, token_path, uses_file
+
+    if not uses_file(settings):
+        return
+    try:
+        token = read_or_make(token_path(settings))
+    except BenchError as exc:
+        raise fail(exc.message) from None
+    if console.is_terminal:
+        console.print(f"Log in to the dashboard (once per browser): {login_url(base, token)}", markup=False)
+    else:
+        console.print(
+            f"Dashboard login: gateway keys do not open it; `benchwarmers dashboard-url` prints its login URL "
+            f"(the token is in {token_path(settings)})",
+            markup=False,
+        )
+
+
+def login_url(base: str, token: str) -> str:
+    return f"{base.rstrip('/')}/login?token={token}"
+
+
+def dashboard_url(
+    rotate: bool = typer.Option(
+        False, "--rotate", help="make a new dashboard token first: every dashboard session ends"
+    ),
+) -> None:
+    """Print the dashboard's login URL (it holds the dashboard's token: open it once per browser).
+
+    Anyone who can read the bench's data folder is its admin already (the CLI changes everything),
+    so the token file is read, or made, here as `serve` does."""
+    from benchwarmers.bench.admin import dashboard_token
+
+    settings = load_settings()
+    base = bench_base(settings)
+    if settings.admin_token is not None:
+        if rotate:
+            raise fail("the admin token lives in BENCHWARMERS_ADMIN_TOKEN: set a new one there and restart the bench")
+        console.print(login_url(base, settings.admin_token), markup=False)
+        return
+    if not settings.require_keys:
+        console.print(f"{base}/", markup=False)
+        err_console.print("No login needed: as installed the dashboard is open on this machine.", markup=False)
+        return
+    settings.ensure_home()
+    path = dashboard_token.token_path(settings)
+    try:
+        token = dashboard_token.rotate(path) if rotate else dashboard_token.read_or_make(path)
+    except BenchError as exc:
+        raise fail(exc.message) from None
+    console.print(login_url(base, token), markup=False)
+    if rotate:
+        err_console.print("A new dashboard token: running servers take it on their next request.", markup=False)
+
+
+def bench_base(settings: Settings) -> str:
+    """Where a browser reaches the bench: its public URL, BENCHWARMERS_URL when set, else the bind."""
+    if settings.public_url:
+        return settings.public_url.rstrip("/")
+    if "url" in settings.model_fields_set:
+        return settings.url.rstrip("/")
+    host, port = settings.host_port()
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
 
 
 def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int) -> None:

@@ -1,6 +1,6 @@
 """`/api/...`: the dashboard's JSON admin API over the same core the CLI uses.
 
-Every route is guarded by the router (`admin_router()`: the admin token when one is set) and
+Every route is guarded by the router (`admin_router()`: the dashboard's token whenever keys are required) and
 writes the admin's name into the changes log. Bodies are typed (`server/schemas.py`) and read
 within a cap; unknown fields are refused rather than ignored, so a typo is never a silent no-op.
 Errors are BenchErrors (the one handler in `server/errors.py` renders them).
@@ -23,7 +23,7 @@ from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.server.deps import Admin, BenchDep, JsonBody, SecretsAdmin, admin_router
+from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
 from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import (
@@ -149,7 +149,7 @@ def _text(value: str | None) -> str | None:
 
 @router.post("/api/endpoints", status_code=201, responses=error_responses(409))
 async def create_endpoint(
-    actor: SecretsAdmin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
+    actor: Admin, bench: BenchDep, body: Annotated[EndpointCreate, _body(EndpointCreate)]
 ) -> Response:
     given: dict[str, Any] = {f: _text(getattr(body, f)) for f in ("base_url", "kind", "api_key_env", "api_key")}
     free_tier = body.free_tier
@@ -173,7 +173,7 @@ async def create_endpoint(
 
 @router.patch("/api/endpoints/{name}", responses=error_responses(404))
 async def patch_endpoint(
-    name: str, actor: SecretsAdmin, bench: BenchDep, body: Annotated[EndpointEdit, _body(EndpointEdit)]
+    name: str, actor: Admin, bench: BenchDep, body: Annotated[EndpointEdit, _body(EndpointEdit)]
 ) -> Response:
     endpoint = await endpoint_edit.edit_endpoint(
         bench.state,

@@ -10,7 +10,7 @@ from typing import Annotated
 from fastapi import Depends
 from starlette.responses import Response
 
-from benchwarmers.server.deps import Admin, BenchDep, JsonBody, SecretsAdmin, admin_router
+from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
 from benchwarmers.server.params import Flag, flag
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import KeyCreate, error_responses
@@ -27,7 +27,7 @@ async def list_keys(bench: BenchDep, revoked: Annotated[Flag, flag("Revoked keys
 
 @router.post("/api/keys", status_code=201, responses=error_responses(404, 409))
 async def create_key(
-    admin: SecretsAdmin, bench: BenchDep, body: Annotated[KeyCreate, Depends(JsonBody(KeyCreate, BODY_CAP))]
+    admin: Admin, bench: BenchDep, body: Annotated[KeyCreate, Depends(JsonBody(KeyCreate, BODY_CAP))]
 ) -> Response:
     key, record = await bench.keys.create(body.name, body.collections, body.rpm, actor=admin)
     return json_response({**record, "key": key}, status=201, headers={"cache-control": "no-store"})

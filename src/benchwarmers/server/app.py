@@ -38,6 +38,7 @@ from benchwarmers.server import (
     suite_page,
     v1_routes,
 )
+from benchwarmers.server.auth import Access
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
@@ -54,6 +55,9 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.bench = bench
         app.state.startup = startup = Startup(bench)
         app.state.watch = None
+        # Built here rather than on the first request: the dashboard's token file (keys required, no
+        # admin token) exists once the server is up, and an unreadable one stops the start.
+        app.state.access = Access.of(bench.settings, bench.keys)
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
         jobs: list[CatalogScheduler | Watch] = []
         retention: asyncio.Task[None] | None = None

@@ -1,9 +1,11 @@
 """Who is calling, in the three modes of GATEWAY.md's "Who may call".
 
 - As installed (no variables): every `/v1` and `/bench` caller is `local`; any bearer is ignored.
-- `BENCHWARMERS_REQUIRE_KEYS=1`: `/v1` and `/bench` need a gateway key; the dashboard stays open.
-- `BENCHWARMERS_ADMIN_TOKEN`: gateway keys as above, and the dashboard pages and `/api` need the
-  token, as the session cookie `/login` sets or as `Authorization: Bearer <token>` on `/api`.
+- `BENCHWARMERS_REQUIRE_KEYS=1`: `/v1` and `/bench` need a gateway key; the dashboard pages and
+  `/api` need the dashboard's own token (`dashboard-token` in the home, bench/admin/dashboard_token.py).
+- `BENCHWARMERS_ADMIN_TOKEN`: gateway keys as above, and the dashboard pages and `/api` need that
+  token. In both keyed modes the token is taken as the session cookie `/login` sets or as
+  `Authorization: Bearer <token>` on `/api`; a gateway key never opens them.
 
 `caller_for(request)` guards every `/v1` and `/bench` route; `admin_for(request)` every `/api`
 route and dashboard page. Both are FastAPI dependencies that the routers apply (`server/deps.py`),
@@ -21,13 +23,12 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Annotated
 from urllib.parse import quote, urlsplit
 
-from fastapi import Depends
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
+from benchwarmers.bench.admin.dashboard_token import DashboardToken, token_path, uses_file
 from benchwarmers.bench.admin.keys import Keys
 from benchwarmers.bench.caller import Caller
 from benchwarmers.errors import Forbidden, Unauthorized
@@ -35,7 +36,8 @@ from benchwarmers.server.ratelimit import RateLimits
 from benchwarmers.settings import Settings, is_loopback, origin_of
 
 LOCAL = Caller()
-# The actor written in the changes log: the open dashboard, or whoever holds the admin token.
+# The actor written in the changes log: the open dashboard (as installed), or whoever holds the
+# dashboard's token (the admin token, or the token file's); the CLI writes `cli`.
 OPEN_ADMIN = "dashboard"
 TOKEN_ADMIN = "admin"  # noqa: S105 (a name, not a password)
 SESSION_COOKIE = "bw_session"
@@ -54,11 +56,24 @@ NOT_A_KEY = (
 
 @dataclass
 class Access:
-    """What one server process keeps for access control: the key cache and the rate counters."""
+    """What one server process keeps for access control: the key cache, the rate counters and, when
+    keys are required without an admin token, the dashboard's token file."""
 
     settings: Settings
     keys: Keys
     limits: RateLimits
+    token_file: DashboardToken | None = None
+
+    @classmethod
+    def of(cls, settings: Settings, keys: Keys) -> Access:
+        token_file = DashboardToken(token_path(settings)) if uses_file(settings) else None
+        return cls(settings=settings, keys=keys, limits=RateLimits(settings.redis_url), token_file=token_file)
+
+    def dashboard_token(self) -> str | None:
+        """What opens the dashboard and `/api`: the admin token, the token file's, or None (open)."""
+        if self.settings.admin_token is not None:
+            return self.settings.admin_token
+        return self.token_file.current() if self.token_file is not None else None
 
 
 def access(request: Request) -> Access:
@@ -66,7 +81,7 @@ def access(request: Request) -> Access:
     found = getattr(state, "access", None)
     if found is None:
         bench = state.bench
-        found = Access(settings=bench.settings, keys=bench.keys, limits=RateLimits(bench.settings.redis_url))
+        found = Access.of(bench.settings, bench.keys)
         state.access = found
     return found
 
@@ -200,10 +215,19 @@ def token_matches(given: str, token: str) -> bool:
 BEARER_PATHS = ("/api", "/metrics")
 
 
-def is_admin(request: Request, settings: Settings) -> bool:
-    token = settings.admin_token
-    if token is None:
-        return True
+ADMIN_LOGIN_HINT = (
+    "the dashboard API needs the admin token: log in at /login, or send "
+    "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>"
+)
+DASHBOARD_LOGIN_HINT = (
+    "the dashboard API needs the dashboard's session, and a gateway key never opens it: open the login URL "
+    "`benchwarmers dashboard-url` prints (or log in at /login), or send Authorization: Bearer <the token in "
+    "BENCHWARMERS_HOME/dashboard-token>"
+)
+
+
+def is_admin(request: Request, token: str) -> bool:
+    """Whether the request holds `token`: as a bearer on `/api` (and `/metrics`), or a session made with it."""
     given = bearer_value(request.headers.get("authorization"))
     if given is not None and request.url.path.startswith(BEARER_PATHS) and token_matches(given, token):
         return True
@@ -213,36 +237,22 @@ def is_admin(request: Request, settings: Settings) -> bool:
 async def admin_for(request: Request) -> str:
     """The admin acting on `/api` or a dashboard page (the name written in the changes log).
 
-    Without an admin token the dashboard is open. With one, `/api` answers 401 and a page sends
+    As installed the dashboard is open. Whenever gateway keys are required it needs the dashboard's
+    token (the admin token, else the token file's): `/api` answers 401 without it, and a page sends
     the browser to `/login`. Changes from a page on another site are refused in every mode.
     """
-    settings = access(request).settings
+    found = access(request)
+    settings = found.settings
     if settings.admin_token is None:
         refuse_foreign_host(request, settings)
     refuse_cross_site(request, settings)
-    if settings.admin_token is None:
+    token = found.dashboard_token()
+    if token is None:
         return OPEN_ADMIN
-    if is_admin(request, settings):
+    if is_admin(request, token):
         return TOKEN_ADMIN
     if request.url.path.startswith(BEARER_PATHS) or request.method not in ("GET", "HEAD"):
-        raise Unauthorized(
-            "the dashboard API needs the admin token: log in at /login, or send "
-            "Authorization: Bearer <BENCHWARMERS_ADMIN_TOKEN>",
-            code="admin_token_required",
-        )
+        needed = ADMIN_LOGIN_HINT if settings.admin_token is not None else DASHBOARD_LOGIN_HINT
+        raise Unauthorized(needed, code="admin_token_required")
     target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     raise HTTPException(303, headers={"Location": f"/login?next={quote(target, safe='')}"})
-
-
-async def secrets_admin_for(request: Request, actor: Annotated[str, Depends(admin_for)]) -> str:
-    """An admin who may change what holds secrets: endpoints (refresh sends an endpoint's key to its
-    URL) and gateway keys. With BENCHWARMERS_REQUIRE_KEYS and no admin token the open dashboard is
-    anyone on this machine, so these changes are refused there: the CLI, or an admin token, does them."""
-    settings = access(request).settings
-    if settings.require_keys and settings.admin_token is None:
-        raise Forbidden(
-            "adding endpoints and making gateway keys needs the admin token when gateway keys are required: "
-            "set BENCHWARMERS_ADMIN_TOKEN and log in, or use `benchwarmers endpoint add` / `benchwarmers key create`",
-            code="admin_token_required",
-        )
-    return actor

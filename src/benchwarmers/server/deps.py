@@ -25,7 +25,7 @@ from starlette.requests import Request
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.services import Bench
-from benchwarmers.server.auth import admin_for, caller_for, secrets_admin_for
+from benchwarmers.server.auth import admin_for, caller_for
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.schemas import error_responses
 from benchwarmers.server.validation import body_refusal
@@ -41,19 +41,18 @@ async def bench_of(request: Request) -> Bench:
 
 BenchDep = Annotated[Bench, Depends(bench_of)]
 Admin = Annotated[str, Depends(admin_for)]  # the name written in the changes log
-SecretsAdmin = Annotated[str, Depends(secrets_admin_for)]  # endpoints and keys: never the open /api
 GatewayCaller = Annotated[Caller, Depends(caller_for)]
 
 
 def admin_router() -> APIRouter:
-    """`/api/...`: the admin token (when one is set) as a bearer or the session cookie, else 401."""
+    """`/api/...`: when keys are required, the dashboard's token as a bearer or its session cookie, else 401."""
     return APIRouter(dependencies=[Depends(admin_for)], responses=error_responses(401, 403))
 
 
 def pages_router() -> APIRouter:
-    """The dashboard's pages: without a session (when an admin token is set) a 303 to /login."""
+    """The dashboard's pages: without a session (when gateway keys are required) a 303 to /login."""
     login: dict[int | str, dict[str, Any]] = {
-        303: {"description": "To /login, when BENCHWARMERS_ADMIN_TOKEN is set and there is no session."}
+        303: {"description": "To /login, when gateway keys are required and there is no session."}
     }
     return APIRouter(
         dependencies=[Depends(admin_for)],

@@ -1,8 +1,13 @@
-"""`/login` and `/logout`: the dashboard's admin-token form and its session cookie.
+"""`/login` and `/logout`: the dashboard's token form, its login URL, and the session cookie.
+
+The dashboard's token is BENCHWARMERS_ADMIN_TOKEN, or with BENCHWARMERS_REQUIRE_KEYS alone the
+one in the home's `dashboard-token`. It is given in the form, or once in a URL as Jupyter does
+(`/login?token=...`, which `serve` and `benchwarmers dashboard-url` print): the reply sets the
+session cookie and sends the browser on at once, to an address without the token.
 
 The cookie is HttpOnly and SameSite=Strict, holds no token (an HMAC-signed issue time, see
-`server/auth.py`) and lasts a week; setting a new BENCHWARMERS_ADMIN_TOKEN ends every session.
-Failed attempts are limited per client address.
+`server/auth.py`) and lasts a week; a new token ends every session. Failed attempts are limited
+per client address.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.auth import (
     SESSION_COOKIE,
     SESSION_SECONDS,
+    Access,
     access,
     new_session,
     refuse_cross_site,
@@ -48,18 +54,25 @@ def page(request: Request, next_path: str, message: str = "", status: int = 200)
     """The login form, in the dashboard's theme (its stylesheets only: no script runs on it)."""
     from benchwarmers.server.pages import plain_page  # the pages import the routers this app holds
 
+    token_file = access(request).settings.admin_token is None
     return plain_page(
         request, "log in", status=status, headers=PAGE_HEADERS, heading="Log in", message=message, error=bool(message),
-        login=True, next=next_path,
+        login=True, next=next_path, token_file=token_file,
     )  # fmt: skip
 
 
 @router.get("/login")
 async def login_form(request: Request) -> Response:
+    found = access(request)
     next_path = safe_next(request.query_params.get("next"))
-    if access(request).settings.admin_token is None:
+    token = found.dashboard_token()
+    if token is None:
         return RedirectResponse(next_path, status_code=303)
-    return page(request, next_path)
+    given = request.query_params.get("token")
+    if given is None:
+        return page(request, next_path)
+    refuse_cross_site(request, found.settings)
+    return await exchange(request, found, token, given, next_path)
 
 
 @router.post("/login")
@@ -71,20 +84,25 @@ async def login(request: Request) -> Response:
     except (UnicodeDecodeError, ValueError):
         raise InvalidRequest("the login form is not valid form data") from None
     next_path = safe_next((fields.get("next") or ["/"])[0])
-    token = found.settings.admin_token
+    token = found.dashboard_token()
     if token is None:
         return RedirectResponse(next_path, status_code=303)
+    return await exchange(request, found, token, (fields.get("token") or [""])[0], next_path)
+
+
+async def exchange(request: Request, found: Access, token: str, given: str, next_path: str) -> Response:
+    """The token given for the session cookie, then on to `next_path` (an address without the token)."""
     client = request.client.host if request.client else "unknown"
+    named = "admin token" if found.settings.admin_token is not None else "dashboard token"
     wait = await found.limits.login_blocked(client)
     if wait is not None:
-        message = f"Too many wrong admin tokens from this address; try again in {wait} s."
+        message = f"Too many wrong {named}s from this address; try again in {wait} s."
         refused = page(request, next_path, message, status=429)
         refused.headers["retry-after"] = str(wait)
         return refused
-    given = (fields.get("token") or [""])[0]
     if not given or not token_matches(given, token):
         await found.limits.login_failed(client)
-        return page(request, next_path, "That is not the admin token.", status=401)
+        return page(request, next_path, f"That is not the {named}.", status=401)
     response = RedirectResponse(next_path, status_code=303)
     response.set_cookie(
         SESSION_COOKIE,

@@ -45,13 +45,15 @@ SECURITY_SCHEMES = {
     "adminToken": {
         "type": "http",
         "scheme": "bearer",
-        "description": "BENCHWARMERS_ADMIN_TOKEN as a bearer, on /api only; needed when it is set.",
+        "description": "The dashboard's token as a bearer, on /api only: BENCHWARMERS_ADMIN_TOKEN, or with "
+        "BENCHWARMERS_REQUIRE_KEYS alone the one in BENCHWARMERS_HOME/dashboard-token; needed when either is set.",
     },
     "adminSession": {
         "type": "apiKey",
         "in": "cookie",
         "name": "bw_session",
-        "description": "The session /login sets; needed when BENCHWARMERS_ADMIN_TOKEN is set.",
+        "description": "The session /login sets for the dashboard's token; needed when BENCHWARMERS_ADMIN_TOKEN "
+        "or BENCHWARMERS_REQUIRE_KEYS is set.",
     },
 }
 
@@ -67,8 +69,19 @@ def security(guard: str, path: str) -> list[dict[str, list[str]]]:
 
 # What server/login.py reads by hand (`?next=`, and the form within a cap), documented here.
 _NEXT = {"type": "string", "description": "A path on this server to go to after logging in."}
+_TOKEN = {
+    "type": "string",
+    "description": "The dashboard's token, exchanged once for the session cookie (the URL `serve` and "
+    "`benchwarmers dashboard-url` print).",
+}
 BY_HAND: dict[tuple[str, str], dict[str, Any]] = {
-    ("/login", "get"): {"parameters": [{"name": "next", "in": "query", "required": False, "schema": _NEXT}]},
+    ("/login", "get"): {
+        "parameters": [
+            {"name": "next", "in": "query", "required": False, "schema": _NEXT},
+            {"name": "token", "in": "query", "required": False, "schema": _TOKEN},
+        ],
+        "responses": error_responses(429),
+    },
     ("/login", "post"): {
         "requestBody": {
             "required": True,
@@ -77,7 +90,7 @@ BY_HAND: dict[tuple[str, str], dict[str, Any]] = {
                     "schema": {
                         "type": "object",
                         "required": ["token"],
-                        "properties": {"token": {"type": "string", "description": "The admin token."}, "next": _NEXT},
+                        "properties": {"token": _TOKEN, "next": _NEXT},
                     }
                 }
             },

@@ -1,7 +1,7 @@
 """The dashboard's HTML pages and its static files.
 
 Pages are rendered by Jinja2 with autoescape on, from the same core the API uses, all behind
-the router's `admin_for` (the login when an admin token is set). Every page carries a
+the router's `admin_for` (the login whenever gateway keys are required). Every page carries a
 Content-Security-Policy that allows scripts and styles from this server only: no inline script or style runs, so text a
 model wrote can never become code on a page. Their scripts (`dashboard/static/js`) render the
 Gateway card and the forms with DOM text nodes, never HTML strings.
@@ -114,7 +114,7 @@ async def render(request: Request, template: str, page: str, **context: Any) -> 
             # Without keys the gateway's own verdict route takes the dashboard's verdicts (caller `local`).
             verdict_url="/api/verdicts" if settings.keys_required else "/bench/verdict",
             keys_required=settings.keys_required,
-            logged_in=settings.admin_token is not None,
+            logged_in=settings.keys_required,  # the dashboard's token is needed then: a session to end
             open_alerts=len(await bench_alerts.list_alerts(bench.state, include_acknowledged=False)),
             **context,
         )

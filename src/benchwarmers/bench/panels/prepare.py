@@ -19,7 +19,7 @@ from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
 from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
-from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
+from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody
@@ -363,3 +363,23 @@ def seat_panel(
         checks={key: body[key] for key in PICK_CHECKS if key in body},
         snapshot=snapshot,
     )
+
+
+def refuse_nominees_beyond(scope: frozenset[str] | None, snapshot: Snapshot, body: dict[str, Any]) -> None:
+    """A gateway key limited to the collections `scope` nominates (`bench.with`) only their members:
+    it may not seat the rest of the roster. Refused rather than dropped, so the caller learns its
+    request was not what ran; checked before the roster is searched for close matches, so the
+    refusal names nothing beyond what the key may call."""
+    if scope is None:
+        return
+    nominees = req.parse_options(body).nominees
+    allowed = {m for name in scope if name in snapshot.collections for m in snapshot.collections[name]["members"]}
+    for alias in nominees:
+        if alias not in allowed:
+            named = ", ".join(f"bench/{c}" for c in sorted(scope)) or "none"
+            raise Forbidden(
+                f"bench.with names {alias!r}, which is not a member of this gateway key's collections ({named}): "
+                "a key limited to collections may nominate only their members; leave it out of bench.with",
+                param="bench.with",
+                code="nominee_not_allowed",
+            )

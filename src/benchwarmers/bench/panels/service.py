@@ -27,6 +27,7 @@ from benchwarmers.bench.panels.prepare import (
     direct_collection,
     fixed_shape,
     read_request,
+    refuse_nominees_beyond,
     resolve_collection,
     scrub_outcome,
     seat_panel,
@@ -135,6 +136,7 @@ class Panels:
         if collection is None and without:
             named = resolve_collection(snapshot, body.get("model"))[0]
             collection = {**named, "members": [m for m in named["members"] if m not in without]}
+        refuse_nominees_beyond(caller.collections, snapshot, body)
         draft = read_request(snapshot, body, collection, self.state.ratios)
         await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
