@@ -3,7 +3,8 @@
 `register_models` asks the bench at BENCHWARMERS_URL (default http://127.0.0.1:8123) for its
 collections (`GET /v1/models`: each collection in each of its reply modes, `bench/NAME`,
 `bench/NAME:pick`, ...) and registers each as a model. With no bench there, it registers nothing
-and says nothing, within a second: `llm` starts as fast as before. The key is BENCHWARMERS_KEY, or
+and says nothing, within a second: `llm` starts as fast as before; a bench that refuses (a key it
+requires, say) is named on stderr with what to do. The key is BENCHWARMERS_KEY, or
 `llm keys set benchwarmers`, when the bench requires one.
 
 A prompt is one `POST /v1/chat/completions` to the bench, the conversation and image attachments
@@ -21,6 +22,7 @@ lists, nor seats, its own collections.
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -67,15 +69,30 @@ def collections() -> list[dict[str, Any]]:
         cached = _listed.get((url, key))
         if cached is not None and time.monotonic() - cached[0] < LISTING_SECONDS:
             return cached[1]
+        status, listing = 0, None
         try:
             response = httpx2.get(f"{url}/v1/models", headers=_headers(key), timeout=LIST_TIMEOUT, trust_env=False)
-            data = response.json().get("data") if response.status_code == 200 else None
-        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError, AttributeError):
-            data = None  # no bench there, or not a bench: nothing to register, nothing to say
+            status, listing = response.status_code, response.json()
+        except (httpx2.HTTPError, httpx2.InvalidURL, ValueError):
+            pass  # no bench there, or not a bench: nothing to register, nothing to say
+        data = listing.get("data") if isinstance(listing, dict) and status == 200 else None
+        if isinstance(listing, dict) and status != 200:
+            # A bench that refuses is there: say why its collections are missing, once.
+            sys.stderr.write(f"llm-benchwarmers: {refusal(url, status, listing)}\n")
         entries = data if isinstance(data, list) else []
         found = [e for e in entries if isinstance(e, dict) and isinstance(e.get("id"), str)]
         _listed[(url, key)] = (time.monotonic(), found)
         return found
+
+
+def refusal(url: str, status: int, data: Any) -> str:
+    """The bench's own message, and what to do when it is about the key."""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else str(data)[:300]
+    text = f"the bench at {url} refused ({status}): {message}"
+    if status == 401:
+        text += " (set BENCHWARMERS_KEY, or `llm keys set benchwarmers`, to a gateway key)"
+    return text
 
 
 def _image(attachment: llm.Attachment) -> dict[str, Any]:
@@ -167,12 +184,7 @@ class Collection(llm.Model):
             status = reply.status_code
             raise BenchError(f"{url} answered {status} with a body that is not JSON: is it a bench?") from None
         if reply.status_code != 200:
-            error = data.get("error") if isinstance(data, dict) else None
-            message = error.get("message") if isinstance(error, dict) else str(data)[:300]
-            hint = ""
-            if reply.status_code == 401:
-                hint = " (set BENCHWARMERS_KEY, or `llm keys set benchwarmers`, to a gateway key)"
-            raise BenchError(f"the bench refused ({reply.status_code}): {message}{hint}")
+            raise BenchError(refusal(url, reply.status_code, data))
         bench = data.get("bench") or {}
         response.response_json = {
             "id": data.get("id"),

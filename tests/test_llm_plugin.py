@@ -37,16 +37,18 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeUpstream, BenchServer]]:
+def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeUpstream, BenchServer, str]]:
+    """A bench that requires gateway keys (so the plugin's key is used), and one key for it."""
     fake = FakeUpstream().__enter__()
     fake.script("careful", reply="Looks fine.")
     fake.script("picky", reply="Off by one on line 2.")
-    server = BenchServer(tmp_path_factory.mktemp("llm-bench") / "home").start()
+    server = BenchServer(tmp_path_factory.mktemp("llm-bench") / "home", require_keys=True).start()
     add_fake_endpoint(server, fake, models=[listed("careful"), listed("picky")])
     data = {"members": ["fake/careful", "fake/picky"], "tags": ["code"], "max_explorers": 0}
     server.admin(lambda b: b.collections.add_collection({"name": "reviewers", "description": "Code review", **data}))
+    key, _ = server.admin(lambda b: b.keys.create("llm"))
     try:
-        yield fake, server
+        yield fake, server, key
     finally:
         server.stop()
         fake.stop()
@@ -54,7 +56,9 @@ def bench(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FakeUpstre
 
 @pytest.fixture
 def llm_cli(installed: Path, tmp_path: Path) -> Any:
-    def run(url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """The real `llm` CLI in a process of its own, this plugin its only one, its files in `tmp_path`."""
+
+    def run(url: str, *args: str, key: str | None = None) -> subprocess.CompletedProcess[str]:
         env = {name: value for name, value in os.environ.items() if not name.startswith(("OPENAI_", "LLM_"))}
         env |= {
             "PYTHONPATH": str(installed),
@@ -63,6 +67,8 @@ def llm_cli(installed: Path, tmp_path: Path) -> Any:
             "BENCHWARMERS_URL": url,
         }
         env.pop("BENCHWARMERS_KEY", None)
+        if key is not None:
+            env["BENCHWARMERS_KEY"] = key
         command = [sys.executable, "-m", "llm", *args]
         return subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
 
@@ -70,8 +76,8 @@ def llm_cli(installed: Path, tmp_path: Path) -> Any:
 
 
 def test_llm_models_lists_the_collections_of_a_running_bench(bench, llm_cli):
-    _, server = bench
-    shown = llm_cli(server.url, "models")
+    _, server, key = bench
+    shown = llm_cli(server.url, "models", key=key)
     assert (shown.returncode, shown.stderr) == (0, "")
     assert [line for line in shown.stdout.splitlines() if line.startswith("Benchwarmers")] == [
         "Benchwarmers: bench/reviewers (all) Code review [fake/careful, fake/picky]",
@@ -81,13 +87,14 @@ def test_llm_models_lists_the_collections_of_a_running_bench(bench, llm_cli):
 
 
 def test_a_prompt_runs_a_panel_and_llm_logs_keep_its_call_ids(bench, llm_cli):
-    _, server = bench
-    asked = llm_cli(server.url, "-m", "bench/reviewers", "Review: def mean(xs): return sum(xs) / len(xs)")
+    _, server, key = bench
+    asked = llm_cli(server.url, "-m", "bench/reviewers", "Review: def mean(xs): return sum(xs) / len(xs)", key=key)
     assert (asked.returncode, asked.stderr) == (0, "")
     [entry] = json.loads(llm_cli(server.url, "logs", "-n", "1", "--json").stdout)
     logged = entry["response_json"]
     panel = logged["panel"]
-    recorded = httpx2.get(f"{server.url}/bench/panels/{panel}").json()
+    headers = {"authorization": f"Bearer {key}"}
+    recorded = httpx2.get(f"{server.url}/bench/panels/{panel}", headers=headers).json()
     assert recorded["collection"] == "reviewers"
     assert logged["calls"] == [
         {"call": f"{panel}.member1", "alias": "fake/careful", "status": "ok"},
@@ -107,7 +114,9 @@ def test_a_prompt_runs_a_panel_and_llm_logs_keep_its_call_ids(bench, llm_cli):
 
 
 def test_pick_gives_one_answer_and_a_conversation_goes_whole(bench, llm_cli):
-    fake, server = bench
+    fake, server, key = bench
+    # The key as llm keeps it (`llm keys set`), not from the environment this time.
+    assert llm_cli(server.url, "keys", "set", "benchwarmers", "--value", key).returncode == 0
     picked = llm_cli(server.url, "-m", "bench/reviewers:pick", "-s", "Be brief.", "Is it right?")
     assert (picked.returncode, picked.stdout, picked.stderr) == (0, "Looks fine.\n", "")
     fake.clear()
@@ -123,11 +132,20 @@ def test_pick_gives_one_answer_and_a_conversation_goes_whole(bench, llm_cli):
         ]
     ] * 2
     assert {r["temperature"] for r in sent} == {0.2}
-    [entry] = json.loads(llm_cli(server.url, "logs", "-n", "1", "--json").stdout)
-    assert entry["response_json"]["bench"]["shape"] == "review"
+    [newest] = httpx2.get(f"{server.url}/bench/panels?limit=1", headers={"authorization": f"Bearer {key}"}).json()[
+        "data"
+    ]
+    assert (newest["collection"], newest["shape"]) == ("reviewers", "review")
 
 
-def test_with_no_bench_there_llm_starts_as_before_and_says_nothing(llm_cli):
+def test_a_bench_that_refuses_is_named_and_no_bench_is_silence(bench, llm_cli):
+    _, server, _ = bench
+    refused = llm_cli(server.url, "models")  # no key
+    assert refused.returncode == 0
+    assert refused.stderr == (
+        f"llm-benchwarmers: the bench at {server.url} refused (401): no gateway key: send Authorization: Bearer "
+        "bwk_... (set BENCHWARMERS_KEY, or `llm keys set benchwarmers`, to a gateway key)\n"
+    )
     nobody = f"http://127.0.0.1:{free_port()}"
     shown = llm_cli(nobody, "models")
     assert (shown.returncode, shown.stderr) == (0, "")
