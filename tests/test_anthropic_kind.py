@@ -55,6 +55,19 @@ LIMIT_HEADERS = {
 CACHED = {"input_tokens": 20, "output_tokens": 7, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 300}
 
 
+# A Message that stopped at its max_tokens.
+MESSAGE = {
+    "id": "msg_cut",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-cut",
+    "content": [],
+    "stop_reason": "max_tokens",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 9, "output_tokens": 4},
+}
+
+
 def script(fake: FakeUpstream) -> None:
     fake.script("claude-talker", reply="Hello from the Messages API.", headers=LIMIT_HEADERS, usage=CACHED)
     fake.script("claude-tooler", tool_call=CITY)
@@ -62,6 +75,9 @@ def script(fake: FakeUpstream) -> None:
     fake.script("claude-overloaded", status=529)
     fake.script("claude-small", context_limit=1000)
     fake.script("claude-forbidden", status=403)
+    fake.script("claude-endless", huge=5 * 1024 * 1024)  # past the 1 MiB answer cap and what a seat reads
+    fake.script("claude-echo", echo=True)  # a careless provider: it quotes the key it was sent
+    fake.script("claude-cut", body={**MESSAGE, "content": [{"type": "text", "text": "The bug is on"}]})
     fake.anthropic_facts["claude-talker"] = {
         "max_input_tokens": 200_000,
         "max_tokens": 64_000,
@@ -136,6 +152,9 @@ def test_the_fakes_errors_are_the_sdks_exceptions_and_its_listing_pages(fake, sd
         "claude-overloaded",
         "claude-small",
         "claude-forbidden",
+        "claude-endless",
+        "claude-echo",
+        "claude-cut",
     ]
 
 
@@ -354,6 +373,7 @@ async def test_the_listing_is_read_page_after_page(fake):
     assert [(r.path, r.query) for r in fake.requests] == [
         ("/anthropic/v1/models", "limit=1000"),
         ("/anthropic/v1/models", "limit=1000&after_id=claude-overloaded"),
+        ("/anthropic/v1/models", "limit=1000&after_id=claude-echo"),
     ]
     assert fake.requests[0].headers["x-api-key"] == KEY and "authorization" not in fake.requests[0].headers
     assert [m.model_id for m in listed] == [
@@ -363,6 +383,9 @@ async def test_the_listing_is_read_page_after_page(fake):
         "claude-overloaded",
         "claude-small",
         "claude-forbidden",
+        "claude-endless",
+        "claude-echo",
+        "claude-cut",
     ]
     talker = listed[0]
     assert (talker.context_window, talker.output_cap, talker.vision, talker.display_name, talker.created) == (
@@ -385,7 +408,13 @@ def bench(fake: FakeUpstream, tmp_path_factory: pytest.TempPathFactory) -> Itera
     async def setup(bench: Any) -> None:
         await bench.endpoints.add_endpoint("claude", fake.anthropic_url, "anthropic", api_key=KEY)
         await bench.endpoints.refresh_endpoint("claude")
-        for name, members in {"claudes": ["claude-talker", "claude-tooler"], "busy": ["claude-busy"]}.items():
+        groups = {
+            "claudes": ["claude-talker", "claude-tooler"],
+            "busy": ["claude-busy"],
+            "cut": ["claude-endless", "claude-cut"],
+            "echo": ["claude-echo"],
+        }
+        for name, members in groups.items():
             members = [f"claude/{m}" for m in members]
             await bench.collections.add_collection(
                 {"name": name, "members": members, "description": f"{name} work", "tags": [], "max_explorers": 0}
@@ -510,6 +539,26 @@ def test_a_rate_limited_anthropic_seat_cools_down_for_its_retry_after(bench, cli
     assert model["cooldown_until"] == pytest.approx(started + 17, abs=2)
 
 
+def test_anthropic_answers_past_the_cap_or_cut_by_max_tokens_are_marked(bench, client):
+    from tests.fakes.behaviour import huge_text
+
+    reply = client.chat.completions.create(model="bench/cut", messages=[{"role": "user", "content": "Go on."}])
+    endless, cut = reply.model_extra["bench"]["seats"]
+    assert (endless["status"], endless["truncated_at"], endless["truncated"]) == ("ok", 1024 * 1024, "length")
+    assert endless["answer"] == huge_text(1024 * 1024)
+    assert (cut["status"], cut["answer"], cut["truncated"]) == ("ok", "The bug is on", "length")
+    [row] = [r for r in seat_rows(bench, reply.model_extra["bench"]["panel"]) if r["alias"] == "claude/claude-endless"]
+    assert row["usage"] is None  # read only in part: what was salvaged of its usage is not what it sent
+
+
+def test_a_provider_quoting_the_x_api_key_has_it_scrubbed(bench, client):
+    reply = client.chat.completions.create(model="bench/echo", messages=[{"role": "user", "content": "Hi"}])
+    [seat] = reply.model_extra["bench"]["seats"]
+    assert seat["answer"].startswith("key=") and KEY not in seat["answer"]
+    [row] = seat_rows(bench, reply.model_extra["bench"]["panel"])
+    assert KEY not in row["answer"] and KEY not in reply.choices[0].message.content
+
+
 def test_the_listing_gave_the_models_their_facts_and_the_dashboard_offers_the_kind(bench):
     import httpx2
 
@@ -539,7 +588,7 @@ def test_endpoint_add_kind_anthropic_on_the_command_line(fake, tmp_path, monkeyp
         "next: benchwarmers endpoint refresh claude\n",
     )
     code, out = cli("endpoint", "refresh", "claude")
-    assert (code, out.splitlines()[0]) == (0, "claude: 6 models listed, 6 new, 0 gone")
+    assert (code, out.splitlines()[0]) == (0, "claude: 9 models listed, 9 new, 0 gone")
     helped = " ".join(cli("endpoint", "add", "--help")[1].replace("│", " ").split())  # the panel's lines joined
     assert "responses, anthropic, llm (default openai)" in helped
     assert "(with --kind anthropic, the Anthropic SDK's, e.g. https://api.anthropic.com)" in helped

@@ -386,7 +386,7 @@ class FakeUpstream:
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await hostile_chunks(behaviour, extra, writer)
             if behaviour.huge:
-                return await scripted.huge_answer(behaviour, model, extra, writer, face == "responses")
+                return await scripted.huge_answer(behaviour, model, extra, writer, face)
             failure = scripted.failure(behaviour, model, token, data)
             if failure is not None:
                 failure = speaks(failure, behaviour, model, data)
