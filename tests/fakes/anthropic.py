@@ -43,7 +43,7 @@ _MESSAGES = {
 }
 
 
-def error(status: int, message: str | None = None) -> Response:
+def error_response(status: int, message: str | None = None) -> Response:
     kind = _TYPES.get(status, "api_error" if status >= 500 else "invalid_request_error")
     body = {
         "type": "error",
@@ -61,28 +61,30 @@ def refusal(headers: dict[str, str], require_key: str | None) -> Response | None
     """What Anthropic answers a request without its version or its key (`x-api-key`, or a bearer
     token as the newer SDKs send it)."""
     if not headers.get("anthropic-version"):
-        return error(400, "anthropic-version: header is required")
+        return error_response(400, "anthropic-version: header is required")
     key = api_key(headers)
     if not key and require_key is not None:
-        return error(401, "x-api-key header is required")
+        return error_response(401, "x-api-key header is required")
     if require_key is not None and key != require_key:
-        return error(401)
+        return error_response(401)
     return None
 
 
 def in_words(response: Response, behaviour: Behaviour, model: str, data: dict[str, Any]) -> Response:
-    """A scripted failure as Anthropic words it; a body the test scripted is sent as it is."""
-    if behaviour.body is not None or response.content_type != "application/json":
+    """One of the fake's OpenAI-style failures as Anthropic words it (a body the test scripted is not
+    one: it is sent as it is)."""
+    if response.content_type != "application/json":
         return response
-    if behaviour.context_limit is not None:
+    error = orjson.loads(response.body).get("error")
+    error = error if isinstance(error, dict) else {}
+    if error.get("code") == "context_length_exceeded" and behaviour.context_limit is not None:
         used = max(behaviour.context_limit + 1, tokens(text_chars(data)))
-        return error(400, f"prompt is too long: {used} tokens > {behaviour.context_limit} maximum")
+        return error_response(400, f"prompt is too long: {used} tokens > {behaviour.context_limit} maximum")
     if response.status == 404:
-        return error(404, f"model: {model}")
+        return error_response(404, f"model: {model}")
     if response.status in (400, 422):
-        message = orjson.loads(response.body).get("error", {}).get("message")
-        return error(response.status, message)
-    return error(response.status)
+        return error_response(response.status, error.get("message"))
+    return error_response(response.status)
 
 
 # -- requests --------------------------------------------------------------------------------------
@@ -195,7 +197,7 @@ def listing(models: list[str], facts: dict[str, dict[str, Any]], query: str, mos
     asked = parse_qs(query)
     limit = int(asked.get("limit", ["20"])[0])
     if not 1 <= limit <= 1000:
-        return error(400, "limit: Input should be less than or equal to 1000")
+        return error_response(400, "limit: Input should be less than or equal to 1000")
     limit = min(limit, most)
     after = asked.get("after_id", [None])[0]
     start = models.index(after) + 1 if after in models else 0

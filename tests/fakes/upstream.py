@@ -328,7 +328,7 @@ class FakeUpstream:
             return await send(writer, page)
         if path == anthropic.PREFIX + "/v1/messages" and method == "POST":
             return await self._chat(data, anthropic.api_key(headers), writer, recorded, face="anthropic")
-        return await send(writer, anthropic.error(404, f"Not found: {method} {path}"))
+        return await send(writer, anthropic.error_response(404, f"Not found: {method} {path}"))
 
     def _serve_listing(self, listing: _Listing, data: Any) -> Response:
         payload = listing.payload
@@ -388,7 +388,7 @@ class FakeUpstream:
             if behaviour.huge:
                 return await scripted.huge_answer(behaviour, model, extra, writer, face)
             failure = scripted.failure(behaviour, model, token, data)
-            if failure is not None:
+            if failure is not None and behaviour.body is None:  # a scripted body is sent as it is
                 failure = speaks(failure, behaviour, model, data)
             if failure is None and face == "responses":
                 return await self._respond_responses(behaviour, model, token, data, extra)(writer)
