@@ -142,9 +142,10 @@ def test_a_bench_that_refuses_is_named_and_no_bench_is_silence(bench, llm_cli):
     _, server, _ = bench
     refused = llm_cli(server.url, "models")  # no key
     assert refused.returncode == 0
+    said = httpx2.get(f"{server.v1}/models").json()["error"]["message"]  # the bench's own words
     assert refused.stderr == (
-        f"llm-benchwarmers: the bench at {server.url} refused (401): no gateway key: send Authorization: Bearer "
-        "bwk_... (set BENCHWARMERS_KEY, or `llm keys set benchwarmers`, to a gateway key)\n"
+        f"llm-benchwarmers: the bench at {server.url} refused (401): {said} "
+        "(set BENCHWARMERS_KEY, or `llm keys set benchwarmers`, to a gateway key)\n"
     )
     nobody = f"http://127.0.0.1:{free_port()}"
     shown = llm_cli(nobody, "models")
