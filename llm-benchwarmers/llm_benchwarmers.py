@@ -7,7 +7,8 @@ and says nothing, within a second: `llm` starts as fast as before; a bench that 
 requires, say) is named on stderr with what to do. The key is BENCHWARMERS_KEY, or
 `llm keys set benchwarmers`, when the bench requires one.
 
-A prompt is one `POST /v1/chat/completions` to the bench, the conversation and image attachments
+Each collection is registered as a sync and an async model. A prompt is one
+`POST /v1/chat/completions` to the bench, the conversation and image attachments
 included; the reply is the panel's answer, and what `llm logs` keeps of it (`response_json`) holds
 the panel id and every seat's call id, for the verdicts the bench learns from
 (`benchwarmers verdict CALL --useful`). Options: `-o shape review` (the task shape the panel counts
@@ -25,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncGenerator, Iterator
 from typing import Any, cast
 
 import httpx2
@@ -121,33 +122,33 @@ class BenchError(llm.ModelError):
     """The bench refused the prompt, or could not be reached: its own message, and what to do."""
 
 
-class Collection(llm.Model):
-    """One collection of the bench in one reply mode (`bench/NAME`, `bench/NAME:pick`, ...)."""
+class BenchOptions(llm.Options):
+    """`-o shape review`, `-o nominees groq/x,groq/y`, `-o temperature 0.2`, `-o max_tokens 500`."""
 
-    can_stream = False  # a panel's answer comes whole, once every seat is in
-    needs_key = None
+    shape: str | None = Field(None, description="the task shape the panel is counted under, e.g. review")
+    nominees: str | None = Field(None, description="comma-separated models to seat beside the members")
+    temperature: float | None = Field(None, ge=0, le=2, description="sent to every seat")
+    max_tokens: int | None = Field(None, gt=0, description="the most each seat may write")
 
-    class Options(llm.Options):
-        shape: str | None = Field(None, description="the task shape the panel is counted under, e.g. review")
-        nominees: str | None = Field(None, description="comma-separated models to seat beside the members")
-        temperature: float | None = Field(None, ge=0, le=2, description="sent to every seat")
-        max_tokens: int | None = Field(None, gt=0, description="the most each seat may write")
+
+class Panel:
+    """What the sync and the async model share: one collection of the bench in one reply mode
+    (`bench/NAME`, `bench/NAME:pick`, ...), the request a prompt makes, the reply it reads."""
 
     def __init__(self, entry: dict[str, Any]) -> None:
-        self.model_id = entry["id"]
         self.entry = entry
         together = entry.get("together")
-        if isinstance(together, dict) and "vision" in (together.get("capabilities") or ()):
-            self.attachment_types = IMAGE_TYPES
+        sees = isinstance(together, dict) and "vision" in (together.get("capabilities") or ())
+        self.attachment_types = IMAGE_TYPES if sees else set()
 
     def __str__(self) -> str:
         description = self.entry.get("description") or ""
         members = ", ".join(self.entry.get("members") or ())
-        return f"Benchwarmers: {self.model_id} ({self.entry.get('reply')}) {description} [{members}]".rstrip()
+        return f"Benchwarmers: {self.entry['id']} ({self.entry.get('reply')}) {description} [{members}]".rstrip()
 
     def request(self, prompt: llm.Prompt) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model_id, "messages": chat_messages(prompt)}
-        options = cast(Collection.Options, prompt.options)
+        body: dict[str, Any] = {"model": self.entry["id"], "messages": chat_messages(prompt)}
+        options = cast(BenchOptions, prompt.options)
         if options.temperature is not None:
             body["temperature"] = options.temperature
         if options.max_tokens is not None:
@@ -161,23 +162,16 @@ class Collection(llm.Model):
             body["bench"] = bench
         return body
 
-    def execute(
-        self, prompt: llm.Prompt, stream: bool, response: llm.Response, conversation: llm.Conversation | None
-    ) -> Iterator[str]:
-        url, key = bench_url(), bench_key()
-        try:
-            reply = httpx2.post(
-                f"{url}/v1/chat/completions",
-                json=self.request(prompt),
-                headers=_headers(key),
-                timeout=PANEL_TIMEOUT,
-                trust_env=False,
-            )
-        except httpx2.HTTPError as exc:
-            raise BenchError(
-                f"no bench answered at {url} ({type(exc).__name__}): start one with `benchwarmers serve`, "
-                "or set BENCHWARMERS_URL to where it runs"
-            ) from None
+    @staticmethod
+    def unreachable(url: str, exc: Exception) -> BenchError:
+        return BenchError(
+            f"no bench answered at {url} ({type(exc).__name__}): start one with `benchwarmers serve`, "
+            "or set BENCHWARMERS_URL to where it runs"
+        )
+
+    @staticmethod
+    def answer(url: str, reply: httpx2.Response, response: llm.Response | llm.AsyncResponse) -> str:
+        """The panel's reply; its panel id, call ids and usage kept on llm's response for `llm logs`."""
         try:
             data = reply.json()
         except ValueError:
@@ -199,10 +193,68 @@ class Collection(llm.Model):
         usage = data.get("usage") or {}
         response.set_usage(input=usage.get("prompt_tokens"), output=usage.get("completion_tokens"))
         choices = data.get("choices") or [{}]
-        yield (choices[0].get("message") or {}).get("content") or ""
+        return str((choices[0].get("message") or {}).get("content") or "")
+
+
+class Collection(llm.Model):
+    can_stream = False  # a panel's answer comes whole, once every seat is in
+
+    class Options(BenchOptions):
+        pass
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.model_id, self.panel = entry["id"], Panel(entry)
+        self.attachment_types = self.panel.attachment_types
+
+    def __str__(self) -> str:
+        return str(self.panel)
+
+    def execute(
+        self, prompt: llm.Prompt, stream: bool, response: llm.Response, conversation: llm.Conversation | None
+    ) -> Iterator[str]:
+        url, key = bench_url(), bench_key()
+        try:
+            with httpx2.Client(timeout=PANEL_TIMEOUT, trust_env=False) as client:
+                body = self.panel.request(prompt)
+                reply = client.post(f"{url}/v1/chat/completions", json=body, headers=_headers(key))
+        except httpx2.HTTPError as exc:
+            raise Panel.unreachable(url, exc) from None
+        yield Panel.answer(url, reply, response)
+
+
+class AsyncCollection(llm.AsyncModel):
+    """The same for llm's async API (`llm.get_async_model("bench/reviewers")`)."""
+
+    can_stream = False
+
+    class Options(BenchOptions):
+        pass
+
+    def __init__(self, entry: dict[str, Any]) -> None:
+        self.model_id, self.panel = entry["id"], Panel(entry)
+        self.attachment_types = self.panel.attachment_types
+
+    def __str__(self) -> str:
+        return str(self.panel)
+
+    async def execute(
+        self,
+        prompt: llm.Prompt,
+        stream: bool,
+        response: llm.AsyncResponse,
+        conversation: llm.AsyncConversation | None,
+    ) -> AsyncGenerator[str, None]:
+        url, key = bench_url(), bench_key()
+        try:
+            async with httpx2.AsyncClient(timeout=PANEL_TIMEOUT, trust_env=False) as client:
+                body = self.panel.request(prompt)
+                reply = await client.post(f"{url}/v1/chat/completions", json=body, headers=_headers(key))
+        except httpx2.HTTPError as exc:
+            raise Panel.unreachable(url, exc) from None
+        yield Panel.answer(url, reply, response)
 
 
 @llm.hookimpl
 def register_models(register: Any) -> None:
     for entry in collections():
-        register(Collection(entry))
+        register(Collection(entry), AsyncCollection(entry))

@@ -175,3 +175,28 @@ async def test_a_bench_running_llms_plugins_blocks_its_own(installed, llm_plugin
             llm.plugins.pm.unblock(OWN_PLUGIN)
         assert listed == ["bench-echo", "bench-sync", "bench-script", "bench-local"]
         assert watcher.requests == []
+
+
+async def test_llms_async_api_runs_a_panel_too(bench, installed, llm_plugin, monkeypatch):
+    """`llm.get_async_model("bench/...")`, as async programs built on llm call a model."""
+    import importlib
+
+    import llm
+
+    _, server, key = bench
+    monkeypatch.setenv("BENCHWARMERS_URL", server.url)
+    monkeypatch.setenv("BENCHWARMERS_KEY", key)
+    monkeypatch.syspath_prepend(str(installed))
+    llm.plugins.pm.register(importlib.import_module("llm_benchwarmers"), name=OWN_PLUGIN)
+    try:
+        response = llm.get_async_model("bench/reviewers:pick").prompt("Is it right?", system="Be brief.")
+        assert await response.text() == "Looks fine."
+        logged = await response.json()
+    finally:
+        llm.plugins.pm.unregister(name=OWN_PLUGIN)
+    panel = logged["panel"]
+    assert logged["calls"] == [
+        {"call": f"{panel}.member1", "alias": "fake/careful", "status": "ok"},
+        {"call": f"{panel}.member2", "alias": "fake/picky", "status": "ok"},
+    ]
+    assert logged["bench"]["picked"]["alias"] == "fake/careful"
