@@ -81,10 +81,10 @@ def test_endpoint_add_list_and_refusals(cli, fake_upstream):
         1,
         "error: base URL 'api.groq.com/v1' is not an http(s) URL such as https://api.groq.com/openai/v1\n",
     )
-    assert cli("endpoint", "add", "bad", "--base-url", "https://x.example/v1", "--kind", "anthropic") == (
+    assert cli("endpoint", "add", "bad", "--base-url", "https://x.example/v1", "--kind", "gemini") == (
         1,
-        "error: kind 'anthropic' is not known; kinds are: openai, openrouter, groq, mistral, ollama, lmstudio, "
-        "llamacpp, vllm, openwebui, litellm, cliproxy, responses, llm\n",
+        "error: kind 'gemini' is not known; kinds are: openai, openrouter, groq, mistral, ollama, lmstudio, "
+        "llamacpp, vllm, openwebui, litellm, cliproxy, responses, anthropic, llm\n",
     )
     assert cli("endpoint", "remove", "nope") == (1, "error: no endpoint named 'nope'.\n")
     assert cli("endpoint", "remove", "groq") == (0, "removed endpoint groq\n")

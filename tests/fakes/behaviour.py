@@ -210,16 +210,22 @@ def huge_text(size: int) -> str:
 
 
 async def huge_answer(
-    behaviour: Behaviour, model: str, headers: dict[str, str], writer: asyncio.StreamWriter, responses: bool
+    behaviour: Behaviour, model: str, headers: dict[str, str], writer: asyncio.StreamWriter, face: str = "chat"
 ) -> bool:
-    """A 200 carrying a `behaviour.huge`-byte answer (a chat completion, or a Response), written a
-    block at a time from one shared block: the fake never holds the answer, let alone twice. A
-    client that stops reading and hangs up ends it (the write fails and the connection closes)."""
+    """A 200 carrying a `behaviour.huge`-byte answer (a chat completion, a Response or, `face` being
+    "anthropic", a Message), written a block at a time from one shared block: the fake never holds the
+    answer, let alone twice. A client that stops reading and hangs up ends it (the write fails and the
+    connection closes)."""
     size = behaviour.huge
     lines, rest = divmod(size, len(HUGE_LINE))
     line = orjson.dumps(HUGE_LINE)[1:-1]  # as JSON writes it inside a string: the newline escaped
     usage = {"prompt_tokens": 10, "completion_tokens": size // 4, "total_tokens": 10 + size // 4}
-    if responses:
+    if face == "anthropic":
+        head = b'{"id":"msg_huge","type":"message","role":"assistant","model":' + orjson.dumps(model)
+        head += b',"content":[{"type":"text","text":"'
+        usage = {"input_tokens": 10, "output_tokens": size // 4}
+        end = b'"}],"stop_reason":"end_turn","stop_sequence":null,"usage":' + orjson.dumps(usage) + b"}"
+    elif face == "responses":
         head = b'{"id":"resp_huge","object":"response","status":"completed","model":' + orjson.dumps(model)
         head += b',"output":[{"type":"message","role":"assistant","content":[{"type":"output_text","text":"'
         usage = {"input_tokens": 10, "output_tokens": size // 4}

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from tests.fakes import agents
+from tests.fakes import agents, anthropic
 from tests.fakes import behaviour as scripted
 from tests.fakes.behaviour import Behaviour, echoed, hostile_chunks, text_chars
 from tests.fakes.ratelimit import RateLimit, admit
@@ -55,7 +55,8 @@ class _Listing:
 
 
 class FakeUpstream:
-    """Scripted OpenAI-compatible provider on 127.0.0.1; `base_url` ends in `/v1`."""
+    """Scripted OpenAI-compatible provider on 127.0.0.1; `base_url` ends in `/v1`. The same models
+    answer in Anthropic's format under `anthropic_url` (tests/fakes/anthropic.py)."""
 
     def __init__(
         self,
@@ -83,6 +84,9 @@ class FakeUpstream:
         self._listings: dict[str, _Listing] = {}
         self._passthrough: dict[str, str] = {}
         self._limits: dict[str | None, RateLimit] = {}  # None: the whole endpoint
+        # What the Anthropic listing says of a model beyond its id (max_input_tokens, capabilities...).
+        self.anthropic_facts: dict[str, dict[str, Any]] = {}
+        self.anthropic_page = 1000  # the most models a listing page holds, whatever `limit` asks
         self._ids = itertools.count(1)
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -136,6 +140,8 @@ class FakeUpstream:
         self._listings.clear()
         self._passthrough.clear()
         self._limits.clear()
+        self.anthropic_facts.clear()
+        self.anthropic_page = 1000
         self.clear()
 
     def clear(self) -> None:
@@ -153,6 +159,15 @@ class FakeUpstream:
     @property
     def base_url(self) -> str:
         return f"{self.root_url}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        """The Anthropic face's base URL, as the Anthropic SDKs (and `--kind anthropic`) take one."""
+        return self.root_url + anthropic.PREFIX
+
+    @property
+    def message_requests(self) -> list[RecordedRequest]:
+        return [r for r in self.requests if r.path == anthropic.PREFIX + "/v1/messages"]
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -273,6 +288,8 @@ class FakeUpstream:
         prefix = next((p for p in self._passthrough if path.startswith(p)), None)
         if prefix is not None:
             path = self._passthrough[prefix] + path.removeprefix(prefix)
+        if path.startswith(anthropic.PREFIX + "/"):
+            return await self._anthropic(method, path, query, headers, data, writer, recorded)
         token = headers.get("authorization", "").removeprefix("Bearer ").strip()
         if self.require_key is not None and token != self.require_key:
             return await send(writer, Response(401, orjson.dumps(default_error(401, "", token))))
@@ -281,7 +298,7 @@ class FakeUpstream:
         if path.endswith("/chat/completions") and method == "POST":
             return await self._chat(data, token, writer, recorded)
         if path.endswith("/responses") and method == "POST":
-            return await self._chat(data, token, writer, recorded, responses=True)
+            return await self._chat(data, token, writer, recorded, face="responses")
         if path == "/v1/models":
             models = [
                 {"id": model, "object": "model", "created": 1_700_000_000, "owned_by": "fake"}
@@ -290,6 +307,28 @@ class FakeUpstream:
             return await send(writer, Response(200, orjson.dumps({"object": "list", "data": models})))
         error = error_body(f"Unknown path {path}", "invalid_request_error", "unknown_url")
         return await send(writer, Response(404, orjson.dumps(error)))
+
+    async def _anthropic(
+        self,
+        method: str,
+        path: str,
+        query: str,
+        headers: dict[str, str],
+        data: Any,
+        writer: asyncio.StreamWriter,
+        recorded: RecordedRequest,
+    ) -> bool:
+        refused = anthropic.refusal(headers, self.require_key)
+        if refused is not None:
+            return await send(writer, refused, {"request-id": f"req_{next(self._ids)}"})
+        if path in self._listings:
+            return await send(writer, self._serve_listing(self._listings[path], data))
+        if path == anthropic.PREFIX + "/v1/models" and method == "GET":
+            page = anthropic.listing(list(self._scripts), self.anthropic_facts, query, self.anthropic_page)
+            return await send(writer, page)
+        if path == anthropic.PREFIX + "/v1/messages" and method == "POST":
+            return await self._chat(data, anthropic.api_key(headers), writer, recorded, face="anthropic")
+        return await send(writer, anthropic.error_response(404, f"Not found: {method} {path}"))
 
     def _serve_listing(self, listing: _Listing, data: Any) -> Response:
         payload = listing.payload
@@ -309,23 +348,28 @@ class FakeUpstream:
         return behaviour
 
     async def _chat(
-        self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest, responses: bool = False
+        self, data: Any, token: str, writer: asyncio.StreamWriter, recorded: RecordedRequest, face: str = "chat"
     ) -> bool:
-        """A chat completion, or (`responses`) a Responses-API call: the same models, limits and failures."""
+        """A chat completion, a Responses-API call or (`face="anthropic"`) a Messages call: the same
+        models, limits and failures."""
+        speaks = anthropic.in_words if face == "anthropic" else lambda response, *_: response
         if not isinstance(data, dict):
             error = error_body("We could not parse the JSON body of your request.", "invalid_request_error", None)
-            return await send(writer, Response(400, orjson.dumps(error)))
+            return await send(writer, speaks(Response(400, orjson.dumps(error)), Behaviour(), "", {}))
         model = str(data.get("model"))
-        if responses:
+        if face == "responses":
             data = agents.chat_view(data)
+        elif face == "anthropic":
+            data = anthropic.chat_view(data)
         behaviour = self._behaviour(model)
         if behaviour is None:
-            return await send(writer, Response(404, orjson.dumps(default_error(404, model, token))))
+            missing = Response(404, orjson.dumps(default_error(404, model, token)))
+            return await send(writer, speaks(missing, Behaviour(), model, data))
         limits = [limit for key, limit in self._limits.items() if key is None or key == model]
         refused, announced = admit(limits, model, data, recorded.at)
         if refused is not None:
             recorded.limited = True
-            return await send(writer, refused, announced)
+            return await send(writer, speaks(refused, behaviour, model, data), announced)
         self.in_flight += 1
         self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
@@ -342,10 +386,14 @@ class FakeUpstream:
             if behaviour.truncated_chunks or behaviour.trickle > 0:
                 return await hostile_chunks(behaviour, extra, writer)
             if behaviour.huge:
-                return await scripted.huge_answer(behaviour, model, extra, writer, responses)
+                return await scripted.huge_answer(behaviour, model, extra, writer, face)
             failure = scripted.failure(behaviour, model, token, data)
-            if failure is None and responses:
+            if failure is not None and behaviour.body is None:  # a scripted body is sent as it is
+                failure = speaks(failure, behaviour, model, data)
+            if failure is None and face == "responses":
                 return await self._respond_responses(behaviour, model, token, data, extra)(writer)
+            if failure is None and face == "anthropic":
+                return await self._respond_message(behaviour, model, token, data, extra)(writer)
             if failure is None and data.get("stream"):
                 return await self._stream(behaviour, model, token, data, extra, writer)
             response = failure or Response(200, orjson.dumps(self._completion(behaviour, model, token, data)))
@@ -376,6 +424,17 @@ class FakeUpstream:
         final = agents.response_object(model, answer, calls, self._usage(behaviour, data, answer))
         if data.get("stream"):
             return lambda writer: agents.stream_events(writer, agents.response_events(final), extra, behaviour.drop)
+        return lambda writer: send(writer, Response(200, orjson.dumps(final)), extra, drop=behaviour.drop)
+
+    def _respond_message(
+        self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any], extra: dict[str, str]
+    ) -> Callable[[asyncio.StreamWriter], Coroutine[Any, Any, bool]]:
+        calls = agents.tool_calls_for(behaviour.tool_call, behaviour.tool_name, data)
+        answer = "" if calls else self._answer(behaviour, model, token, data)
+        final = anthropic.message(model, answer, calls, anthropic.usage(behaviour.usage, data, answer))
+        extra = {"request-id": extra.pop("x-request-id", ""), **extra}
+        if data.get("stream"):
+            return lambda writer: agents.stream_events(writer, anthropic.events(final), extra, behaviour.drop)
         return lambda writer: send(writer, Response(200, orjson.dumps(final)), extra, drop=behaviour.drop)
 
     def _completion(self, behaviour: Behaviour, model: str, token: str, data: dict[str, Any]) -> dict[str, Any]:

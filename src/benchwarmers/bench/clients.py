@@ -1,4 +1,5 @@
-"""Which client calls a seat: the built-in one over HTTP, or the `llm` library for `llm` endpoints.
+"""Which client calls a seat: the built-in one over HTTP (chat completions, or by the endpoint's kind
+the Responses API or Anthropic's Messages API), or the `llm` library for `llm` endpoints.
 
 `BENCH_CLIENT=llm` turns the llm client on: endpoints of kind `llm` may then be added, listed and
 seated, their models reached through llm's plugins. Every other endpoint is called by the built-in
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from benchwarmers.bench.snapshot import EndpointView
 from benchwarmers.catalog.facts import ListedModel
 from benchwarmers.errors import Unavailable
+from benchwarmers.upstream.anthropic_client import ANTHROPIC_KIND
 from benchwarmers.upstream.client import ChatResult, UpstreamPool, bounded
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.llm_client import LLM_KIND, LLM_MISSING, LlmClient, llm_installed
@@ -46,13 +48,17 @@ class SeatClients:
         timeout: float,  # noqa: ASYNC109
         cap: int | None = None,
         concurrency: int | None = None,
+        output_cap: int | None = None,
     ) -> ChatResult:
         """One call; `cap` bounds the answer in bytes (the built-in client also stops reading there);
-        `concurrency` is the model's own bound on calls at once, which the llm client keeps."""
+        `concurrency` is the model's own bound on calls at once, which the llm client keeps;
+        `output_cap` the model's known output limit in tokens (Anthropic's max_tokens by default)."""
         if endpoint.kind == LLM_KIND:
             return bounded(await self._llm().chat(endpoint.ref, body, timeout, concurrency), cap)
         if endpoint.kind == RESPONSES_KIND:
             return await self.pool.respond(endpoint.ref, body, timeout, cap)
+        if endpoint.kind == ANTHROPIC_KIND:
+            return await self.pool.message(endpoint.ref, body, timeout, cap, output_cap)
         return await self.pool.chat(endpoint.ref, body, timeout, cap)
 
     async def llm_listing(self) -> list[ListedModel]:

@@ -37,9 +37,12 @@ async def add(
     bench: Bench,
     name: str = typer.Argument(..., help="a short name; models become <name>/<model id>"),
     base_url: str = typer.Option(
-        None, "--base-url", help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1"
+        None,
+        "--base-url",
+        help="OpenAI-compatible base URL, e.g. https://api.groq.com/openai/v1 (with --kind anthropic, the "
+        "Anthropic SDK's, e.g. https://api.anthropic.com)",
     ),
-    kind: str = typer.Option(None, "--kind", help=f"listing format: {', '.join(KINDS)} (default openai)"),
+    kind: str = typer.Option(None, "--kind", help=f"wire and listing format: {', '.join(KINDS)} (default openai)"),
     api_key_env: str = typer.Option(None, "--api-key-env", help="environment variable holding the API key"),
     api_key: str = typer.Option(None, "--api-key", help="API key to store encrypted (prefer --api-key-env)"),
     free_tier: bool = typer.Option(None, "--free-tier/--no-free-tier", help="calls through it cost nothing"),

@@ -21,6 +21,13 @@ from urllib.parse import urlsplit
 import orjson
 
 from benchwarmers import __version__
+from benchwarmers.upstream.anthropic_client import (
+    ANTHROPIC_KIND,
+    api_path,
+    auth_headers,
+    messages_request,
+    read_message,
+)
 from benchwarmers.upstream.failures import (
     FailureKind,
     UpstreamFailure,
@@ -176,8 +183,7 @@ class _Connection:
         head = self.heads.get(key)
         if self.origin is None or head is None:
             self.origin = self.origin or Http1Origin(endpoint.base_url, USER_AGENT)
-            authorization = f"Bearer {endpoint.api_key}" if endpoint.api_key else None
-            head = self.heads[key] = self.origin.head(path, authorization)
+            head = self.heads[key] = self.origin.head(path, None, key_headers(endpoint))
         return self.origin, head
 
     async def close(self) -> None:
@@ -185,6 +191,13 @@ class _Connection:
             self.origin.close()
         if self._session is not None:
             await self._session.close()
+
+
+def key_headers(endpoint: EndpointRef) -> dict[str, str]:
+    """How the endpoint's key is sent: a bearer token, or Anthropic's `x-api-key` and version."""
+    if endpoint.kind == ANTHROPIC_KIND:
+        return auth_headers(endpoint.api_key)
+    return {"Authorization": f"Bearer {endpoint.api_key}"} if endpoint.api_key else {}
 
 
 def _secrets(endpoint: EndpointRef) -> tuple[str, ...]:
@@ -339,6 +352,25 @@ class UpstreamPool:
         result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
         return bounded(result, cap, reply.cut)
 
+    async def message(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+        output_cap: int | None = None,
+    ) -> ChatResult:
+        """A seat on an Anthropic-format endpoint: the chat body sent as `POST {base}/v1/messages`, the
+        Message read back as a chat result (upstream/anthropic_client.py). `output_cap` is the model's
+        known output limit, what max_tokens defaults to."""
+        path = api_path(endpoint.base_url, "messages")
+        reply = await self._post_seat(endpoint, path, messages_request(body, output_cap), timeout, cap)
+        secrets = _secrets(endpoint)
+        data = _parsed(reply, secrets) if reply.cut else None
+        text, calls, usage, finish, model = read_message(reply.status, reply.headers, reply.body, secrets, data)
+        result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
+        return bounded(result, cap, reply.cut)
+
     async def request_json(
         self,
         endpoint: EndpointRef,
@@ -415,8 +447,8 @@ class UpstreamPool:
         send_key: bool,
     ) -> _Reply:
         headers = {"content-type": "application/json"} if content is not None else {}
-        if send_key and endpoint.api_key:
-            headers["authorization"] = f"Bearer {endpoint.api_key}"
+        if send_key:
+            headers |= key_headers(endpoint)
         import aiohttp
 
         secrets = _secrets(endpoint)

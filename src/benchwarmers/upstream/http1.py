@@ -18,7 +18,7 @@ import socket
 import ssl
 import time
 import zlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from typing import NamedTuple, cast
 from urllib.parse import urlsplit
@@ -267,10 +267,12 @@ class Http1Origin:
         ).encode("latin-1")
         self._idle: list[_Exchange] = []
 
-    def head(self, path: str, authorization: str | None) -> bytes:
-        """The request head up to the content length (the caller keeps it per endpoint and path)."""
+    def head(self, path: str, authorization: str | None, extra: Mapping[str, str] | None = None) -> bytes:
+        """The request head up to the content length (the caller keeps it per endpoint and path);
+        `extra` headers (an endpoint's key as its provider takes it) follow the common ones."""
         line = f"POST {self._prefix}{path} HTTP/1.1\r\n".encode("latin-1")
         auth = f"Authorization: {authorization}\r\n".encode("latin-1") if authorization else b""
+        auth += "".join(f"{name}: {value}\r\n" for name, value in (extra or {}).items()).encode("latin-1")
         return line + self._common + auth + b"Content-Length: "
 
     async def post(self, head: bytes, parts: Sequence[bytes], *, limit: int, connect_timeout: float) -> HttpReply:

@@ -17,6 +17,7 @@ from typing import Any
 
 from benchwarmers.catalog.facts import ListedModel, free_from_prices
 from benchwarmers.catalog.families import normalise_family
+from benchwarmers.upstream.anthropic_client import fetch_anthropic, parse_anthropic
 from benchwarmers.upstream.kinds import LISTING_KINDS
 
 # (method, absolute URL, JSON body or None) → parsed JSON; raises on HTTP or transport failure.
@@ -371,6 +372,7 @@ _PARSERS: dict[str, Callable[[Any], list[ListedModel]]] = {
     "litellm": parse_litellm,
     "cliproxy": parse_cliproxy,
     "responses": parse_openai,
+    "anthropic": parse_anthropic,
     "llamacpp": parse_llamacpp,
     # vLLM lists `max_model_len`, the window it was started with (the generic reader's field).
     "vllm": lambda payload: [replace(model, **_LOCAL) for model in parse_openai(payload)],
@@ -443,6 +445,7 @@ async def fetch_listing(kind: str, base_url: str, fetch_json: FetchJson) -> list
     `{root}/api/v1/models`, else `/api/v0/models`, else `{base}/models`; llamacpp `{base}/models` and
     `{root}/props` (optional); litellm `{root}/model/info`,
     else `{base}/models`; openwebui `{root}/api/models` (a base ending in `/api` is accepted);
+    anthropic `{root}/v1/models`, page after page (its base is the SDK's, with or without `/v1`);
     the rest `{base}/models`. Unknown kind → ValueError naming the known kinds.
     """
     _check_kind(kind)
@@ -468,4 +471,6 @@ async def fetch_listing(kind: str, base_url: str, fetch_json: FetchJson) -> list
     if kind == "openwebui":
         payload = await fetch_json("GET", f"{root.removesuffix('/api')}/api/models", None)
         return parse_openwebui(payload)
+    if kind == "anthropic":
+        return await fetch_anthropic(base, fetch_json)
     return _PARSERS[kind](await fetch_json("GET", f"{base}/models", None))

@@ -54,6 +54,7 @@ _OPTION_NAMES: dict[str, tuple[str, ...]] = {
 }
 _ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
 LOCAL_CONCURRENCY = 1  # calls at once to a local plugin model unless its `concurrency` says otherwise
+OWN_PLUGIN = "benchwarmers"  # the llm entry point of llm-benchwarmers/ (its pyproject.toml)
 
 
 def llm_installed() -> bool:
@@ -206,9 +207,14 @@ def model_slots(entry: _Entry, per_endpoint: int, configured: int | None) -> int
 
 
 def _load_models() -> dict[str, _Entry]:
-    """Every model llm's plugins register, by model id (the first registration of an id wins)."""
-    import llm
+    """Every model llm's plugins register, by model id (the first registration of an id wins).
 
+    The bench's own llm plugin (llm-benchwarmers, whose models are a bench's collections) is blocked
+    first: loaded here it would ask a bench, maybe this one, for collections to seat as models."""
+    import llm
+    from llm.plugins import pm
+
+    pm.set_blocked(OWN_PLUGIN)  # unregisters it too, if something loaded it already
     found: dict[str, _Entry] = {}
     for registered in llm.get_models_with_aliases():
         model, async_model = registered.model, registered.async_model

@@ -5,7 +5,8 @@ Every provider spells these differently:
 - OpenRouter: `x-ratelimit-{limit,remaining}` and `x-ratelimit-reset` as epoch milliseconds
 - Cerebras: `x-ratelimit-{limit,remaining,reset}-{requests-day,tokens-minute}`, resets in seconds
 - Mistral: `x-ratelimit-{limit,remaining}-{req-minute,tokens-minute}`
-- Anthropic-style: `anthropic-ratelimit-{requests,tokens}-{limit,remaining}`
+- Anthropic: `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}`,
+  resets as RFC 3339 times ("2025-01-01T00:00:30Z")
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 
 from benchwarmers.header_numbers import header_number
@@ -94,10 +96,21 @@ def parse_rate_limits(headers: Mapping[str, str]) -> RateLimitInfo:
     return info
 
 
+def _moment(value: str, now: float) -> float | None:
+    """Seconds from `now` to an RFC 3339 time (Anthropic's resets); None if it is not one."""
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - now)
+
+
 def _reset_seconds(value: str, now: float) -> float | None:
     seconds = parse_duration(value)
     if seconds is None:
-        return None
+        return _moment(value, now)
     if seconds >= _EPOCH_MS:
         return max(0.0, seconds / 1000 - now)
     if seconds >= _EPOCH_S:

@@ -127,7 +127,8 @@ async def call_model(
             outcome.seconds = round(time.perf_counter() - started, 3)
             return outcome
         cap = snapshot.gateway["answer_cap_kb"] * 1024
-        result = await clients.chat(endpoint, body, max(0.0, seat_timeout - pace.waited), cap, model.concurrency)
+        timeout = max(0.0, seat_timeout - pace.waited)
+        result = await clients.chat(endpoint, body, timeout, cap, model.concurrency, model.output_cap)
     except UpstreamFailure as failure:
         outcome.error, outcome.failure, outcome.headers = str(failure), failure, failure.headers
         if failure.kind is FailureKind.timeout and isinstance(pace, Slot) and pace.waited > 0:

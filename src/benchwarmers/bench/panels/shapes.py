@@ -24,6 +24,7 @@ from benchwarmers.bench.panels.parse import estimate_tokens, request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
 from benchwarmers.bench.panels.run import not_called, used_tokens
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.kinds import ANTHROPIC_KIND
 from benchwarmers.upstream.listings import root_of
 from benchwarmers.upstream.llm_client import LLM_KIND
 
@@ -207,9 +208,9 @@ class ShapeDecider:
 def choice_url(kind: str, base_url: str, path: str) -> str:
     """Where an endpoint's native decision API answers on `path`: `{base}/{path}`; through Open WebUI,
     its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own base (`.../api`) serves no decision API."""
-    if kind == LLM_KIND:
+    if kind in (LLM_KIND, ANTHROPIC_KIND):
         raise UpstreamFailure(
-            FailureKind.bad_request, "an llm endpoint serves no decision API; add its model with --kind chat"
+            FailureKind.bad_request, f"an {kind} endpoint serves no decision API; add its model with --kind chat"
         )
     if kind == "openwebui":
         return OPENWEBUI_PASSTHROUGH.format(root=root_of(base_url).removesuffix("/api"), path=path)
