@@ -150,6 +150,8 @@ async def serve_panel(
     gateway = bench.panels
     idempotency_key = request.headers.get("idempotency-key") or None
     retried = header_int(request.headers.get("x-stainless-retry-count"))  # unreadable or huge: no retry
+    # A client that names its request, or an SDK that counts its attempts (0 on the first), may retry.
+    replayable = idempotency_key is not None or retried is not None
     if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
@@ -159,7 +161,7 @@ async def serve_panel(
     panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id(), admit=admit)
     del body
     headers = {"x-request-id": panel.panel_id}
-    disconnected = ClientGone()
+    disconnected = await gateway.client_gone(replayable)
     if panel.stream:
         return StreamingResponse(
             _stream(bench, panel, idempotency_key, disconnected, wire),
@@ -195,7 +197,8 @@ async def _stream(
     bench: Bench, panel: Any, idempotency_key: str | None, disconnected: ClientGone, wire: Wire
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
-    still running; the panel is still recorded (the task outlives this generator)."""
+    still running (at once, or after the replay window for one that may retry); the panel is still
+    recorded (the task outlives this generator)."""
     interval = float((await bench.state.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:

@@ -114,6 +114,14 @@ class Panels:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
+    async def client_gone(self, replayable: bool) -> ClientGone:
+        """What cancels a panel's seats when its client leaves: at once, or, for a request a retry may
+        replay, once the replay window has passed (the retry attaches to the running panel and gets
+        every seat's answer; docs/GATEWAY.md, "Replays")."""
+        if not replayable:
+            return ClientGone()
+        return ClientGone(linger=float((await self.state.snapshot()).gateway["replay_window"]))
+
     async def prepare(
         self,
         body: dict[str, Any],
@@ -262,6 +270,8 @@ class Panels:
                 await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
+            if disconnected is not None:
+                disconnected.done()
             held = self._inflight.get(key)
             if held is not None and held[1] is future:
                 del self._inflight[key]
