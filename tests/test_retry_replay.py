@@ -4,6 +4,8 @@ database failure that a retry must not trip over."""
 
 from __future__ import annotations
 
+import sqlite3
+import threading
 import time
 
 import httpx2
@@ -11,10 +13,14 @@ import orjson
 import pytest
 from openai import DefaultHttpxClient, OpenAI
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
+from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.services import Bench
+from benchwarmers.store import calls
 from benchwarmers.store.schema import panels, seats
 from tests.benchserver import BenchServer
+from tests.logrecords import recording
 from tests.test_gateway_panels import collection
 
 PROMPT = [{"role": "user", "content": "review this retry loop"}]
@@ -144,3 +150,135 @@ def test_a_client_that_cannot_retry_still_cancels_every_seat_when_it_leaves(slow
         (f"{panel_id}.member1", "fake/phi-4", "error", "cancelled: client disconnected", ""),
         (f"{panel_id}.member2", "fake/kimi-k2", "ok", "", "answer from kimi-k2"),
     ]
+
+
+# -- a reservation the database failure left behind ---------------------------------------------------
+
+PAIR = {"model": "bench/pair", "messages": PROMPT}
+
+
+def disk_io_error(statement: str) -> OperationalError:
+    """What SQLite raises when its file cannot be written: the database is unreachable (a 503)."""
+    return OperationalError(statement, None, sqlite3.OperationalError("disk I/O error"))
+
+
+@pytest.fixture
+def outage(bench_with_roster, monkeypatch) -> dict[str, bool]:
+    """The store's seam fails as a database failure would: `calls.finish_panels` (recording a panel)
+    while `recording` is set, and `calls.drop_reservations` (the failed panel's reservation dropped)
+    while `dropping` is set, which then comes back: one failed drop, and the database takes writes again."""
+    down = {"recording": True, "dropping": True}
+    finish, drop = calls.finish_panels, calls.drop_reservations
+
+    async def failing_finish(conn, panel_rows, seat_rows):
+        if down["recording"] and panel_rows:  # a batch of reservations only writes no finished panel
+            raise disk_io_error("UPDATE panels")
+        await finish(conn, panel_rows, seat_rows)
+
+    async def failing_drop(conn, panel_ids):
+        if down["dropping"]:
+            down.update(recording=False, dropping=False)
+            raise disk_io_error("DELETE FROM panels")
+        await drop(conn, panel_ids)
+
+    monkeypatch.setattr(calls, "finish_panels", failing_finish)
+    monkeypatch.setattr(calls, "drop_reservations", failing_drop)
+    collection(bench_with_roster, "pair", ["kimi-k2", "glm-4.5-air"], max_explorers=0)
+    return down
+
+
+def pair_rows(panel_id: str) -> list[tuple]:
+    return [
+        (f"{panel_id}.member1", "fake/kimi-k2", "ok", "", "answer from kimi-k2"),
+        (f"{panel_id}.member2", "fake/glm-4.5-air", "ok", "", "answer from glm-4.5-air"),
+    ]
+
+
+def test_a_reservation_the_failed_drop_left_behind_never_fails_the_sdks_retry(bench_with_roster, fake, outage):
+    attempts: list[tuple[str, int]] = []
+
+    def count(response: httpx2.Response) -> None:
+        attempts.append((response.request.headers["x-stainless-retry-count"], response.status_code))
+
+    http = DefaultHttpxClient(event_hooks={"response": [count]})
+    client = OpenAI(base_url=bench_with_roster.v1, api_key="not-needed-on-loopback", timeout=10, http_client=http)
+    with recording() as logs:
+        reply = client.chat.completions.create(model="bench/pair", messages=PROMPT)
+
+    # The first attempt got the outage's 503 (Retry-After: 1); its reservation could not be dropped.
+    assert attempts == [("0", 503), ("1", 200)]
+    assert outage == {"recording": False, "dropping": False}
+    assert any("could not drop the reservation of failed panel" in line for _, line in logs.lines)
+    panel_id = reply.bench["panel"]
+    assert [(s["alias"], s["status"]) for s in reply.bench["seats"]] == [
+        ("fake/kimi-k2", "ok"),
+        ("fake/glm-4.5-air", "ok"),
+    ]
+    # The retry ran afresh; the first attempt's reservation is gone, no row waits for a panel no one runs.
+    rows = panel_rows(bench_with_roster)
+    assert [r["id"] for r in rows] == [panel_id]
+    assert seat_rows(rows[0]) == pair_rows(panel_id)
+    assert sorted(r.json["model"] for r in fake.chat_requests) == ["glm-4.5-air", "glm-4.5-air", "kimi-k2", "kimi-k2"]
+
+
+def test_a_retry_that_joined_a_first_attempt_which_then_failed_runs_afresh(bench_with_roster, fake, outage):
+    fake.script("kimi-k2", latency=0.8)
+    url = f"{bench_with_roster.v1}/chat/completions"
+    first: list[httpx2.Response] = []
+    thread = threading.Thread(target=lambda: first.append(httpx2.post(url, json=PAIR, timeout=10)))
+    thread.start()
+    deadline = time.monotonic() + 5
+    while len(fake.chat_requests) < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    retry = httpx2.post(url, json=PAIR, headers={"x-stainless-retry-count": "1"}, timeout=10)  # joins the first
+    thread.join()
+
+    assert first[0].status_code == 503
+    assert first[0].json()["error"]["code"] == "database_unavailable"
+    assert retry.status_code == 200  # not the first attempt's failure again
+    panel_id = retry.json()["bench"]["panel"]
+    assert panel_id != first[0].headers.get("x-request-id")
+    assert seat_rows(recorded_panels(bench_with_roster)[-1]) == pair_rows(panel_id)
+
+
+def test_a_reservation_no_process_remembers_is_waited_out_for_its_bound_only(bench_with_roster, fake):
+    # A reservation left by a process that has gone (it could not drop it, then stopped): no process
+    # remembers it, so a retry waits for it only until the panel's bound from its reservation has passed.
+    collection(bench_with_roster, "pair", ["kimi-k2", "glm-4.5-air"], max_explorers=0)
+    bench_with_roster.admin(lambda b: b.gateway_settings.set_gateway(seat_timeout=1))
+    raw = orjson.dumps(PAIR)
+    bound = 5 + 2 * 1 + 30  # panel_bound: decision_timeout (5 s), seat_timeout twice, recording
+
+    async def left_behind(bench: Bench) -> None:
+        row = {
+            "id": "p20261202-000000-0000dead",
+            "created_at": time.time() - bound + 2,  # its bound ends two seconds from now
+            "collection": "pair",
+            "reply": "all",
+            "shape": "",
+            "shape_by": "",
+            "caller": "local",
+            "request": {},
+            "request_hash": request_hash(raw),
+            "skipped": [],
+        }
+        async with bench.state.write() as conn:
+            await calls.reserve_panels(conn, [row])
+
+    bench_with_roster.admin(left_behind)
+    with recording() as logs:
+        retry = httpx2.post(
+            f"{bench_with_roster.v1}/chat/completions",
+            content=raw,
+            headers={"content-type": "application/json", "x-stainless-retry-count": "1"},
+            timeout=30,
+        )
+    assert retry.status_code == 200
+    panel_id = retry.json()["bench"]["panel"]
+    assert any("panel p20261202-000000-0000dead was never recorded within its bound" in line for _, line in logs.lines)
+    rows = panel_rows(bench_with_roster)
+    assert [(r["id"], r["response"] is None) for r in rows] == [
+        ("p20261202-000000-0000dead", True),  # aged out of every retry's look
+        (panel_id, False),
+    ]
+    assert seat_rows(rows[1]) == pair_rows(panel_id)
