@@ -161,7 +161,7 @@ async def serve_panel(
     panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id(), admit=admit)
     del body
     headers = {"x-request-id": panel.panel_id}
-    disconnected = await gateway.client_gone(replayable)
+    disconnected = await gateway.client_gone(panel, replayable)
     if panel.stream:
         return StreamingResponse(
             _stream(bench, panel, idempotency_key, disconnected, wire),
@@ -197,8 +197,7 @@ async def _stream(
     bench: Bench, panel: Any, idempotency_key: str | None, disconnected: ClientGone, wire: Wire
 ) -> AsyncIterator[bytes]:
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
-    still running (at once, or after the replay window for one that may retry); the panel is still
-    recorded (the task outlives this generator)."""
+    still running; the panel is still recorded (the task outlives this generator)."""
     interval = float((await bench.state.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:

@@ -63,7 +63,8 @@ class ClientGone:
         self._callbacks.clear()
 
     def done(self) -> None:
-        """The panel is over: a lingering cancel has nothing left to cancel."""
+        """The panel is over: nothing is left to cancel, whether the client has left or leaves now."""
+        self._left = True
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -116,13 +116,14 @@ class Panels:
     def new_panel_id(self) -> str:
         return self.ids.new()
 
-    async def client_gone(self, replayable: bool) -> ClientGone:
+    async def client_gone(self, panel: PreparedPanel, replayable: bool) -> ClientGone:
         """What cancels a panel's seats when its client leaves: at once, or, for a request a retry may
         replay, once the replay window has passed (the retry attaches to the running panel and gets
         every seat's answer; docs/GATEWAY.md, "Replays")."""
         if not replayable:
             return ClientGone()
-        return ClientGone(linger=float((await self.state.snapshot()).gateway["replay_window"]))
+        snapshot = panel.snapshot or await self.state.snapshot()  # the config it was seated with
+        return ClientGone(linger=float(snapshot.gateway["replay_window"]))
 
     async def prepare(
         self,
