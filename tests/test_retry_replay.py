@@ -15,6 +15,8 @@ from openai import DefaultHttpxClient, OpenAI
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
+from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.panels import reservations
 from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls
@@ -302,3 +304,41 @@ def test_a_reservation_no_process_remembers_is_waited_out_for_its_bound_only(ben
         (panel_id, False),
     ]
     assert seat_rows(rows[1]) == pair_rows(panel_id)
+
+
+def test_a_reservation_this_process_could_not_drop_is_dropped_by_the_retry_at_once(server, monkeypatch):
+    # The background drop waits an hour here, so it is the retry's look that finds and drops it.
+    monkeypatch.setattr(reservations, "FIRST_DELAY", 3600.0)
+    drop, down = calls.drop_reservations, {"dropping": True}
+
+    async def failing_drop(conn, panel_ids):
+        if down["dropping"]:
+            raise disk_io_error("DELETE FROM panels")
+        await drop(conn, panel_ids)
+
+    monkeypatch.setattr(calls, "drop_reservations", failing_drop)
+
+    async def scenario(bench: Bench) -> tuple[bool, object, bool, list[str]]:
+        row = {
+            "id": "p20261202-000000-0000beef",
+            "created_at": time.time(),
+            "collection": "pair",
+            "reply": "all",
+            "shape": "",
+            "shape_by": "",
+            "caller": "local",
+            "request": {},
+            "request_hash": "f" * 64,
+            "skipped": [],
+        }
+        await bench.panels.recorder.reserve(row)
+        await bench.panels.reservations.drop(row["id"])  # the panel failed, and so did the drop
+        remembered = bench.panels.reservations.orphaned(row["id"])
+        down["dropping"] = False  # the database takes writes again
+        replayed = await bench.panels.replay(Caller(), "f" * 64, None)
+        async with bench.state.read() as conn:
+            left = [r.id for r in await conn.execute(select(panels.c.id))]
+        return remembered, replayed, bench.panels.reservations.orphaned(row["id"]), left
+
+    remembered, replayed, still, left = server.admin(scenario)
+    assert (remembered, replayed, still, left) == (True, None, False, [])
