@@ -105,6 +105,7 @@ class Bench:
     async def close(self) -> None:
         # A recorder exists only where panels were built; one never built has nothing to flush.
         if "panels" in self.__dict__:
+            self.panels.reservations.close()
             await self.panels.recorder.close()
         await self.state.close()
 

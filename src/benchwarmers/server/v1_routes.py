@@ -166,6 +166,8 @@ async def serve_panel(
     gateway = bench.panels
     idempotency_key = request.headers.get("idempotency-key") or None
     retried = header_int(request.headers.get("x-stainless-retry-count"))  # unreadable or huge: no retry
+    # A client that names its request, or an SDK that counts its attempts (0 on the first), may retry.
+    replayable = idempotency_key is not None or retried is not None
     if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
@@ -175,7 +177,7 @@ async def serve_panel(
     panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id(), admit=admit)
     del body
     headers = {"x-request-id": panel.panel_id}
-    disconnected = ClientGone()
+    disconnected = await gateway.client_gone(panel, replayable)
     if panel.stream:
         return StreamingResponse(
             _stream(request, bench, panel, idempotency_key, disconnected, wire),

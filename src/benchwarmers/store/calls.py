@@ -53,7 +53,12 @@ async def finish_panels(conn: AsyncConnection, panel_rows: Sequence[PanelRow], s
 
 async def drop_reservation(conn: AsyncConnection, panel_id: str) -> None:
     """A reserved panel that was refused before any seat was called."""
-    await conn.execute(panels.delete().where(and_(panels.c.id == panel_id, panels.c.response.is_(None))))
+    await drop_reservations(conn, [panel_id])
+
+
+async def drop_reservations(conn: AsyncConnection, panel_ids: Sequence[str]) -> None:
+    """Reserved panels that failed before they were recorded (a recorded panel is never dropped)."""
+    await conn.execute(panels.delete().where(and_(panels.c.id.in_(panel_ids), panels.c.response.is_(None))))
 
 
 async def set_panel_response(conn: AsyncConnection, panel_id: str, response: Any) -> None:
@@ -76,11 +81,13 @@ async def find_replay(
     return {"panel": row.id, "response": row.response, "request_hash": row.request_hash} if row else None
 
 
-async def find_inflight(conn: AsyncConnection, *, caller: str, request_hash: str, since: float) -> str | None:
+async def find_inflight(
+    conn: AsyncConnection, *, caller: str, request_hash: str, since: float
+) -> tuple[str, float] | None:
     """The newest panel reserved for the same request from the same caller and not finished yet
-    (another process is running it), if any."""
+    (another process is running it), if any: its id and when it was reserved."""
     query = (
-        select(panels.c.id)
+        select(panels.c.id, panels.c.created_at)
         .where(
             and_(
                 panels.c.caller == caller,
@@ -92,7 +99,8 @@ async def find_inflight(conn: AsyncConnection, *, caller: str, request_hash: str
         .order_by(panels.c.created_at.desc())
         .limit(1)
     )
-    return (await conn.execute(query)).scalar()
+    row = (await conn.execute(query)).first()
+    return (row.id, row.created_at) if row is not None else None
 
 
 async def panel_outcome(conn: AsyncConnection, panel_id: str) -> tuple[bool, Any]:

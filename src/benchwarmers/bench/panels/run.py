@@ -32,25 +32,49 @@ CANCELLED = "cancelled: client disconnected"
 
 class ClientGone:
     """Set once the client that asked for a panel has gone away. What waits on it is called back at
-    once, in the setter's turn: no task per panel sits waiting for a client that nearly always stays."""
+    once, in the setter's turn: no task per panel sits waiting for a client that nearly always stays.
 
-    def __init__(self) -> None:
+    With `linger` (a client that may retry: it sent an Idempotency-Key or an SDK's retry count), a
+    client leaving is not yet the end: the seats run on for up to `linger` seconds, so the retry,
+    which attaches to this panel, gets every seat's answer; only then are those still running
+    cancelled. `done` says the panel no longer needs either."""
+
+    def __init__(self, linger: float = 0.0) -> None:
+        self.linger = linger
         self._gone = False
+        self._left = False
+        self._timer: asyncio.TimerHandle | None = None
         self._callbacks: list[Callable[[], None]] = []
 
     def set(self) -> None:
-        if self._gone:
+        """The client left: cancel now, or after the linger."""
+        if self._left or self._gone:
             return
-        self._gone = True
+        self._left = True
+        if self.linger > 0:
+            self._timer = asyncio.get_running_loop().call_later(self.linger, self._cancel)
+        else:
+            self._cancel()
+
+    def _cancel(self) -> None:
+        self._gone, self._timer = True, None
         for callback in self._callbacks:
             callback()
         self._callbacks.clear()
 
+    def done(self) -> None:
+        """The panel is over: nothing is left to cancel, whether the client has left or leaves now."""
+        self._left = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
     def is_set(self) -> bool:
+        """Whether what is still running is cancelled: the client went and no retry is waited for."""
         return self._gone
 
     def on_set(self, callback: Callable[[], None]) -> Callable[[], None]:
-        """Call `callback` when the client goes (now, if it has); returns what forgets it."""
+        """Call `callback` when the seats are cancelled (now, if they are); returns what forgets it."""
         if self._gone:
             callback()
             return lambda: None

@@ -47,6 +47,7 @@ from benchwarmers.bench.panels.reply import (
     truncated,
     verdict_hint,
 )
+from benchwarmers.bench.panels.reservations import Reservations, panel_bound
 from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
@@ -101,6 +102,7 @@ class Panels:
         self.ids = PanelIds()
         self.shapes = shapes
         self.recorder = Recorder(state)
+        self.reservations = Reservations(state)
         self.rng = random.Random()
         self._background: set[asyncio.Future[Any]] = set()
         # (caller, Idempotency-Key or body hash) → (the body's hash, the reply it will have)
@@ -114,6 +116,15 @@ class Panels:
 
     def new_panel_id(self) -> str:
         return self.ids.new()
+
+    async def client_gone(self, panel: PreparedPanel, replayable: bool) -> ClientGone:
+        """What cancels a panel's seats when its client leaves: at once, or, for a request a retry may
+        replay, once the replay window has passed (the retry attaches to the running panel and gets
+        every seat's answer; docs/GATEWAY.md, "Replays")."""
+        if not replayable:
+            return ClientGone()
+        snapshot = panel.snapshot or await self.state.snapshot()  # the config it was seated with
+        return ClientGone(linger=float(snapshot.gateway["replay_window"]))
 
     async def prepare(
         self,
@@ -170,8 +181,7 @@ class Panels:
                 rng=self.rng,
             )
         except BaseException:
-            async with self.state.write() as conn:
-                await calls.drop_reservation(conn, panel_id)
+            await self.reservations.drop(panel_id)
             raise
         prepared.decisions = decision.outcomes if decision is not None else ()
         return prepared
@@ -200,15 +210,19 @@ class Panels:
         raise Unavailable("could not reserve a panel id; try again", code="panel_id_taken")
 
     async def replay(self, caller: Caller, body_hash: str, idempotency_key: str | None) -> ChatCompletion | None:
-        """The recorded reply when this request is a replay of one already answered (or running)."""
+        """The recorded reply when this request is a replay of one already answered (or running);
+        None when it runs afresh: nothing was recorded, or the first attempt failed unrecorded."""
         inflight = self._inflight.get((caller.name, idempotency_key or body_hash))
         if inflight is not None:
             key_reused(idempotency_key, inflight[0], body_hash, None)
-            return await asyncio.shield(inflight[1])
+            try:
+                return await asyncio.shield(inflight[1])
+            except Exception:
+                return None  # the first attempt failed: a retry is a new attempt, not its failure again
         snapshot = await self.state.snapshot()
         now = time.time()
         since = now - snapshot.gateway["replay_window"]
-        longest = 2 * float(snapshot.gateway["seat_timeout"]) + 30  # seats, then a merger, then recording
+        longest = panel_bound(snapshot.gateway)
         async with self.state.read() as conn:
             found = await calls.find_replay(
                 conn, caller=caller.name, request_hash=body_hash, idempotency_key=idempotency_key, since=since
@@ -225,12 +239,17 @@ class Panels:
             return found["response"]
         if running is None:
             return None
-        return await self._recorded(running, time.monotonic() + longest)
+        return await self._recorded(running[0], running[1] + longest)
 
     async def _recorded(self, panel_id: str, deadline: float) -> ChatCompletion | None:
-        """The reply of a panel another process is running, once it is recorded; None when that run
-        was dropped (it failed before any seat: this request runs afresh)."""
-        while time.monotonic() < deadline:
+        """The reply of a panel another process is running, once it is recorded. None (this request
+        runs afresh) when that run failed: its reservation was dropped, or is one this process could
+        not drop (dropped now), or is still there at `deadline`, the panel's bound from when it was
+        reserved (its process died with it, or could not drop it; it then ages out of every look)."""
+        while time.time() < deadline:
+            if self.reservations.orphaned(panel_id):
+                await self.reservations.reclaim(panel_id)
+                return None
             async with self.state.read() as conn:
                 exists, response = await calls.panel_outcome(conn, panel_id)
             if not exists:
@@ -238,9 +257,8 @@ class Panels:
             if response is not None:
                 return response
             await asyncio.sleep(INFLIGHT_POLL)
-        raise Unavailable(
-            f"the first attempt of this request (panel {panel_id}) is still running; retry later", code="panel_running"
-        )
+        log.warning("panel %s was never recorded within its bound: a retry of its request runs afresh", panel_id)
+        return None
 
     async def run(
         self,
@@ -261,21 +279,14 @@ class Panels:
             future.set_exception(exc if isinstance(exc, Exception) else RuntimeError("panel cancelled"))
             future.exception()  # mark retrieved: a replay may never come
             if isinstance(exc, Exception):
-                await self._unreserve(panel.panel_id)  # a retry, on any worker, runs afresh
+                await self.reservations.drop(panel.panel_id)  # a retry, on any worker, runs afresh
             raise
         finally:
+            if disconnected is not None:
+                disconnected.done()
             held = self._inflight.get(key)
             if held is not None and held[1] is future:
                 del self._inflight[key]
-
-    async def _unreserve(self, panel_id: str) -> None:
-        """Drop the reservation of a panel that failed before it was recorded (best effort: when the
-        database is what failed, the reservation ages out of `replay`'s look instead)."""
-        try:
-            async with self.state.write() as conn:
-                await calls.drop_reservation(conn, panel_id)
-        except Exception as exc:
-            log.warning("could not drop the reservation of failed panel %s (%s)", panel_id, type(exc).__name__)
 
     async def _run(
         self, panel: PreparedPanel, idempotency_key: str | None, disconnected: ClientGone | None
