@@ -56,11 +56,12 @@ class UpkeepLock:
         return int(text) if text.isdigit() else None
 
     async def wait_for(
-        self, every: float = RETRY_EVERY, sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
+        self, every: float | None = None, sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep
     ) -> None:
-        """Take the lock once it is free, trying every `every` seconds (never blocks the event loop)."""
+        """Take the lock once it is free, trying every `every` seconds (RETRY_EVERY by default): a
+        poll, so it never blocks the event loop, and a process that ends while waiting holds nothing."""
         while not self.acquire():
-            await sleep(every)
+            await sleep(RETRY_EVERY if every is None else every)
 
     def release(self) -> None:
         if self._fd is not None:
