@@ -101,25 +101,22 @@ def test_upkeep_without_a_server_raises_went_paid_from_a_changed_listing_and_exi
     paid_endpoint(home, fake_upstream)
     env = {**os.environ, "BENCHWARMERS_HOME": str(home)}
     done = subprocess.run(
-        [str(BENCHWARMERS), "upkeep", "--json", "--no-models-dev"], env=env, capture_output=True, text=True, timeout=120
+        [str(BENCHWARMERS), "upkeep", "--no-models-dev"], env=env, capture_output=True, text=True, timeout=120
     )
+    # Piped (cron, a timer): tab-separated lines on stdout, and nothing on stderr unless something failed.
     assert (done.returncode, done.stderr) == (0, "")
-    summary = orjson.loads(done.stdout)
-    assert summary["ran"] is True
-    assert rows(summary) == [
-        ["refresh", "done", "1 endpoints: 2 models listed, 0 new, 0 gone, 1 went paid"],
-        *WATCH_DONE,
-        ["retention", "done", "retention_days is 0: every prompt is kept"],
-    ]
-    assert summary["jobs"][0]["sources"] == [
-        {"source": "models.dev", "ok": True, "detail": "not fetched; using the bundled catalog"},
-        {"source": "fake", "ok": True, "detail": "2 models listed, 0 new, 0 gone, 1 went paid"},
-    ]
-    assert [(a["id"], a["kind"], a["subject"], a["message"]) for a in summary["alerts"]] == [
-        (1, "went_paid", f"fake/{QWEN}", WENT_PAID)
+    assert done.stdout.splitlines() == [
+        "job\tstatus\tdetail",
+        "refresh\tdone\t1 endpoints: 2 models listed, 0 new, 0 gone, 1 went paid",
+        *("\t".join(row) for row in WATCH_DONE),
+        "retention\tdone\tretention_days is 0: every prompt is kept",
+        f"alert raised: went paid: fake/{QWEN}",
+        "`benchwarmers alerts` lists them; `--ack ID` acknowledges one",
     ]
     assert open_alerts(home) == [("went_paid", f"fake/{QWEN}", WENT_PAID)]
-    assert not (home / "upkeep.lock").exists() or UpkeepLock(home).acquire()  # released on exit
+    released = UpkeepLock(home)
+    assert released.acquire()  # the run let go of the lock when it exited
+    released.release()
 
 
 def test_the_daily_refresh_is_not_run_again_within_the_day_unless_forced(tmp_path, fake_upstream, monkeypatch):
@@ -129,6 +126,13 @@ def test_the_daily_refresh_is_not_run_again_within_the_day_unless_forced(tmp_pat
     paid_endpoint(home, fake_upstream)
     code, first = json_of("--no-models-dev", "--only", "refresh")
     assert (code, rows(first)) == (0, [["refresh", "done", "1 endpoints: 2 models listed, 0 new, 0 gone, 1 went paid"]])
+    assert first["jobs"][0]["sources"] == [
+        {"source": "models.dev", "ok": True, "detail": "not fetched; using the bundled catalog"},
+        {"source": "fake", "ok": True, "detail": "2 models listed, 0 new, 0 gone, 1 went paid"},
+    ]
+    assert [(a["id"], a["kind"], a["subject"], a["message"]) for a in first["alerts"]] == [
+        (1, "went_paid", f"fake/{QWEN}", WENT_PAID)
+    ]
     asked = listings_asked(fake_upstream)
 
     # An hour later, say (the timer's next run): the refresh ran minutes ago, so it is not due.
@@ -162,6 +166,13 @@ def test_only_names_jobs_and_groups_and_a_failed_job_is_one_error_line(tmp_path,
         "error: --only 'refreshes' is not an upkeep job; choose from refresh, probes, disk, owed, swaps, retention, "
         "watch\n",
     )
+
+    # Retention, daily like the server's: the run is remembered, so the next hourly run does not purge again.
+    run_admin(home, lambda bench: bench.gateway_settings.set_gateway(retention_days=30))
+    assert rows(json_of("--only", "retention")[1]) == [["retention", "done", "0 panels purged"]]
+    assert rows(json_of("--only", "retention")[1]) == [
+        ["retention", "not due", "ran 0 min ago; due in 24 h (--force runs it now)"]
+    ]
 
     paid_endpoint(home, fake_upstream)
     fake_upstream.listing("/v1/models", {"error": {"message": "down for maintenance"}}, status=503)

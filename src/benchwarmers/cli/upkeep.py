@@ -94,7 +94,8 @@ async def _run(
     if json:
         print_json({"ran": True, "jobs": [r.public() for r in results], "alerts": raised})
     else:
-        table("Upkeep", ["job", "status", "detail"], [[r.job, r.status, r.detail] for r in results])
+        # No title: piped, a table's title goes to stderr, and cron mails whatever reaches stderr.
+        table(None, ["job", "status", "detail"], [[r.job, r.status, r.detail] for r in results])
         for alert in raised:
             console.print(f"alert raised: {alert['label']}: {alert['subject']}", markup=False)
         if raised:
