@@ -107,7 +107,7 @@ def test_upkeep_without_a_server_raises_went_paid_from_a_changed_listing_and_exi
     assert (done.returncode, done.stderr) == (0, "")
     assert done.stdout.splitlines() == [
         "job\tstatus\tdetail",
-        "refresh\tdone\t1 endpoints: 2 models listed, 0 new, 0 gone, 1 went paid",
+        "refresh\tdone\t1 endpoint: 2 models listed, 0 new, 0 gone, 1 went paid",
         *("\t".join(row) for row in WATCH_DONE),
         "retention\tdone\tretention_days is 0: every prompt is kept",
         f"alert raised: went paid: fake/{QWEN}",
@@ -125,7 +125,7 @@ def test_the_daily_refresh_is_not_run_again_within_the_day_unless_forced(tmp_pat
     monkeypatch.setenv("COLUMNS", "250")
     paid_endpoint(home, fake_upstream)
     code, first = json_of("--no-models-dev", "--only", "refresh")
-    assert (code, rows(first)) == (0, [["refresh", "done", "1 endpoints: 2 models listed, 0 new, 0 gone, 1 went paid"]])
+    assert (code, rows(first)) == (0, [["refresh", "done", "1 endpoint: 2 models listed, 0 new, 0 gone, 1 went paid"]])
     assert first["jobs"][0]["sources"] == [
         {"source": "models.dev", "ok": True, "detail": "not fetched; using the bundled catalog"},
         {"source": "fake", "ok": True, "detail": "2 models listed, 0 new, 0 gone, 1 went paid"},
@@ -141,7 +141,7 @@ def test_the_daily_refresh_is_not_run_again_within_the_day_unless_forced(tmp_pat
     assert listings_asked(fake_upstream) == asked
 
     code, forced = json_of("--no-models-dev", "--only", "refresh", "--force")
-    assert (code, rows(forced)) == (0, [["refresh", "done", "1 endpoints: 2 models listed, 0 new, 0 gone"]])
+    assert (code, rows(forced)) == (0, [["refresh", "done", "1 endpoint: 2 models listed, 0 new, 0 gone"]])
     assert (listings_asked(fake_upstream), forced["alerts"]) == (asked + 1, [])  # the transition is raised once
     assert len(open_alerts(home)) == 1
 
@@ -150,7 +150,7 @@ def test_the_daily_refresh_is_not_run_again_within_the_day_unless_forced(tmp_pat
     fake_upstream.listing("/v1/models", {"object": "list", "data": [listed(LLAMA)]})
     code, output = invoke("--no-models-dev", "--only", "refresh")
     assert code == 0
-    assert "1 endpoints: 1 models listed, 0 new, 1 gone, 1 retiring" in output
+    assert "1 endpoint: 1 models listed, 0 new, 1 gone, 1 retiring" in output
     assert output.endswith(
         f"alert raised: retiring: fake/{QWEN}\n`benchwarmers alerts` lists them; `--ack ID` acknowledges one\n"
     )
@@ -179,7 +179,7 @@ def test_only_names_jobs_and_groups_and_a_failed_job_is_one_error_line(tmp_path,
     result = CliRunner().invoke(app, ["upkeep", "--no-models-dev", "--only", "refresh", "--only", "owed"])
     assert result.exit_code == 1
     (line,) = [ln for ln in result.output.splitlines() if ln.startswith("error:")]
-    assert line.startswith("error: upkeep: refresh failed: 1 of 1 endpoints failed (fake: ")
+    assert line.startswith("error: upkeep: refresh failed: 1 of 1 endpoint failed (fake: ")
     assert "owed" in result.output and "nothing changed" in result.output  # the other job still ran
     assert open_alerts(home) == []
 

@@ -23,7 +23,6 @@ from benchwarmers.errors import BenchError, InvalidRequest
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
-DAY = 86_400.0
 JOBS = ("refresh", "probes", "disk", "owed", "swaps", "retention")  # in the order they run
 GROUPS = {"watch": ("probes", "disk", "owed", "swaps")}  # the server's Watch, one round
 
@@ -60,20 +59,21 @@ def _ago(seconds: float) -> str:
     return f"{hours:.0f} h" if hours >= 1 else f"{seconds / 60:.0f} min"
 
 
-def _not_due(job: str, last: float | None, now: float) -> JobResult | None:
-    """The skip of a daily job that ran less than a day ago (None: it is due)."""
-    if last is None or now - last >= DAY:
+def _not_due(job: str, last: float | None, now: float, every: float) -> JobResult | None:
+    """The skip of a job that ran less than `every` seconds ago (None: it is due)."""
+    if last is None or now - last >= every:
         return None
-    detail = f"ran {_ago(now - last)} ago; due in {_ago(last + DAY - now)} (--force runs it now)"
+    detail = f"ran {_ago(now - last)} ago; due in {_ago(last + every - now)} (--force runs it now)"
     return JobResult(job, NOT_DUE, detail, {"last_run": last})
 
 
 async def _refresh(state: BenchState, now: float, force: bool, models_dev_url: str | None) -> JobResult:
     from benchwarmers.bench.upkeep.refresh import describe, last_refresh, refresh_all
+    from benchwarmers.bench.upkeep.scheduler import DAY  # the server's schedule: a day after the last refresh
 
     if not force:
         async with state.read() as conn:
-            skip = _not_due("refresh", await last_refresh(conn), now)
+            skip = _not_due("refresh", await last_refresh(conn), now, DAY)
         if skip:
             return skip
     results = await refresh_all(state, models_dev_url=models_dev_url, actor="upkeep")
@@ -85,8 +85,12 @@ async def _refresh(state: BenchState, now: float, force: bool, models_dev_url: s
     data = {"sources": sources}
     if failed:
         said = "; ".join(f"{r.source}: {r.detail}" for r in failed)
-        return JobResult("refresh", FAILED, f"{len(failed)} of {len(results) - 1} endpoints failed ({said})", data)
-    return JobResult("refresh", DONE, f"{len(results) - 1} endpoints: {describe(total)}", data)
+        return JobResult("refresh", FAILED, f"{len(failed)} of {_endpoints(len(results) - 1)} failed ({said})", data)
+    return JobResult("refresh", DONE, f"{_endpoints(len(results) - 1)}: {describe(total)}", data)
+
+
+def _endpoints(count: int) -> str:
+    return f"{count} endpoint" if count == 1 else f"{count} endpoints"
 
 
 async def _probes(state: BenchState, now: float) -> JobResult:
@@ -117,11 +121,11 @@ async def _swaps(state: BenchState) -> JobResult:
 
 
 async def _retention(state: BenchState, now: float, force: bool) -> JobResult:
-    from benchwarmers.bench.upkeep.retention import apply_retention, last_retention
+    from benchwarmers.bench.upkeep.retention import DAY, apply_retention, last_retention
 
     if not force:
         async with state.read() as conn:
-            skip = _not_due("retention", await last_retention(conn), now)
+            skip = _not_due("retention", await last_retention(conn), now, DAY)
         if skip:
             return skip
     counts = await apply_retention(state)
