@@ -31,6 +31,7 @@ from benchwarmers.cli import (
     shapes,
     suite,
     suite_seed,
+    upkeep,
     verdicts,
 )
 from benchwarmers.cli import init as init_cmd
@@ -92,6 +93,7 @@ app.command("log")(log.log)
 app.command("verdict")(verdicts.verdict)
 app.command("export")(verdicts.export)
 app.command("purge")(purge.purge)
+app.command("upkeep")(upkeep.upkeep)
 app.command("backup")(backup.backup)
 app.command("restore")(backup.restore)
 app.command("import")(backup.import_)

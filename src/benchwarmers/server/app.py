@@ -61,14 +61,27 @@ def create_app(settings: Settings) -> FastAPI:
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
         jobs: list[CatalogScheduler | Watch] = []
         retention: asyncio.Task[None] | None = None
+        leading: asyncio.Task[None] | None = None
+
+        def start_loops() -> None:
+            nonlocal retention
+            jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
+            app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
+            jobs.append(app.state.watch)
+            retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
+
+        async def lead_when_free() -> None:
+            await upkeep.wait_for()
+            start_loops()
 
         async def serving() -> None:  # once the bench is open: at once, or when the database answers
-            nonlocal retention
+            nonlocal leading
             if upkeep.acquire():
-                jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
-                app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
-                jobs.append(app.state.watch)
-                retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
+                start_loops()
+            else:
+                # Another worker leads, or `benchwarmers upkeep` is running: lead once the lock is free,
+                # so a timer's run at this server's start does not leave it without its loops.
+                leading = asyncio.create_task(lead_when_free(), name="benchwarmers-upkeep-lock")
             _freeze_startup_heap()
 
         body_memory.map_large_blocks()  # freed bodies go back to the system (glibc)
@@ -79,10 +92,11 @@ def create_app(settings: Settings) -> FastAPI:
             await startup.stop()
             gc.unfreeze()
             gc.set_threshold(*_DEFAULT_GC_THRESHOLDS)
-            if retention is not None:
-                retention.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await retention
+            for task in (leading, retention):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
             for job in jobs:
                 await job.stop()
             upkeep.release()
