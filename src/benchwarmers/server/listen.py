@@ -57,6 +57,9 @@ class ListenConfig(uvicorn.Config):
     deadlines = Deadlines()
 
 
+LINGER_SECONDS = 2.0  # after a late body's 408: long enough for the client to read it before the close
+
+
 class _TimedFlow(FlowControl):
     """uvicorn's flow control, keeping the seconds reading was paused: the bench's wait, not the client's."""
 
@@ -88,6 +91,7 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._deadline: asyncio.TimerHandle | None = None
         self._body_seen = 0.0  # the latest byte of the body
         self._body_from = 0.0  # when its headers were complete, moved on by the seconds reading was paused
+        self._lingering = False  # a late body's 408 is out: what still comes is dropped until the close
 
     def _arm(self, seconds: float, callback: Any) -> None:
         self._disarm()
@@ -129,7 +133,22 @@ class DeadlineProtocol(HttpToolsProtocol):
             cycle.scope.setdefault("state", {})[LATE_BODY] = True
             cycle.disconnected = True
             cycle.message_event.set()
-        self.transport.close()
+        self._linger()
+
+    def _linger(self) -> None:
+        """Half-close, then drop what still comes for a moment before closing. Closing at once with the
+        client's bytes unread makes the kernel answer with a reset, which can destroy the 408 before the
+        client has read it (a dripping client is still sending)."""
+        self._lingering = True
+        self.transport.resume_reading()  # read and drop, so nothing is left unread at the close
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(LINGER_SECONDS, self.transport.close)
+
+    def data_received(self, data: bytes) -> None:
+        if self._lingering:
+            return
+        super().data_received(data)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
