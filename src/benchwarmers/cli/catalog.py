@@ -44,8 +44,9 @@ async def refresh(
         False, "--no-models-dev", help="do not fetch models.dev; use the cached or bundled copy"
     ),
 ) -> None:
-    """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
-    from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
+    """Refresh models.dev, the providers' free tiers and every enabled endpoint's listing (a failed source
+    keeps its last good facts)."""
+    from benchwarmers.bench.upkeep.refresh import FREE_TIERS_SOURCE, SourceResult, refresh_all
 
     names = endpoint or [e["name"] for e in await bench.endpoints.list_endpoints() if e["enabled"]]
     failed = 0
@@ -61,7 +62,7 @@ async def refresh(
             if result.ok:
                 console.print(f"{source}: {result.detail}", markup=False)
             else:
-                if source != "models.dev":  # models.dev falls back to a copy; an endpoint has none
+                if source not in ("models.dev", FREE_TIERS_SOURCE):  # those fall back to a copy; an endpoint has none
                     failed += 1
                 console.print(f"{source}: failed: {result.detail}", markup=False)
 
