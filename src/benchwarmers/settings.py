@@ -15,7 +15,9 @@ from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSetti
 
 DEFAULT_BIND = "127.0.0.1:8123"
 # The free-tier file in this repository (catalog/free_tiers.json), fetched with the catalog refresh.
-FREE_TIERS_URL = "https://raw.githubusercontent.com/benchwarmers/benchwarmers/main/src/benchwarmers/catalog/free_tiers.json"
+FREE_TIERS_URL = (
+    "https://raw.githubusercontent.com/benchwarmers/benchwarmers/main/src/benchwarmers/catalog/free_tiers.json"
+)
 
 
 def _env(*names: str) -> AliasChoices:

@@ -354,7 +354,8 @@ def load(cache_path: Path | None = None, user_path: Path | None = None) -> FreeT
     try:
         mine = _read_cached(str(user_path), _stat(user_path))
     except OSError as exc:
-        raise FreeTierError(f"free-tier file {user_path} (BENCHWARMERS_FREE_TIERS_FILE) cannot be read: {exc}") from None
+        named = f"free-tier file {user_path} (BENCHWARMERS_FREE_TIERS_FILE)"
+        raise FreeTierError(f"{named} cannot be read: {exc}") from None
     return mine.over(base)
 
 

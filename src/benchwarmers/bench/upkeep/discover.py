@@ -32,8 +32,8 @@ from benchwarmers.store.changes import record_change
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import EndpointView, Snapshot
-    from benchwarmers.catalog.free_tiers import FreeTiers
     from benchwarmers.bench.state import BenchState
+    from benchwarmers.catalog.free_tiers import FreeTiers
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
 _LOCAL_KINDS = frozenset({"ollama", "lmstudio", "llamacpp", "vllm"})

@@ -96,9 +96,7 @@ def endpoint_host(base_url: str) -> str | None:
     return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
 
 
-def free_tier_facts(
-    tiers: free_tiers.FreeTiers, model_id: str, provider: str | None, base_url: str
-) -> dict[str, Any]:
+def free_tier_facts(tiers: free_tiers.FreeTiers, model_id: str, provider: str | None, base_url: str) -> dict[str, Any]:
     """What the `free_tier` source says of one model of an endpoint ({} when no entry covers it)."""
     tier = tiers.lookup(model_id, provider, endpoint_host(base_url))
     return tier.facts() if tier is not None else {}
