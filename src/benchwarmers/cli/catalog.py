@@ -140,6 +140,12 @@ def _marks(found: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _tier(found: dict[str, Any]) -> str:
+    """Its provider's free tier, with the source and the date it was checked."""
+    tier = found.get("free_tier")
+    return f"{tier['summary']} ({tier['source']}, checked {tier['checked']})" if tier else ""
+
+
 @with_bench
 async def _discover_list(bench: Bench, **options: Any) -> None:
     from benchwarmers.bench.upkeep import discover as bench_discover
@@ -151,10 +157,10 @@ async def _discover_list(bench: Bench, **options: Any) -> None:
         return
     rows = [
         (f["id"], _window(f["context_window"]), "yes" if f["vision"] else "no", "yes" if f["free"] else "no",
-         f["family"] or "?", _marks(f))
+         f["family"] or "?", _marks(f), _tier(f))
         for f in found
     ]  # fmt: skip
-    table(None, ["model", "window", "images", "free", "family", "marks"], rows)
+    table(None, ["model", "window", "images", "free", "family", "marks", "free tier"], rows)
     if found:
         hint("add one: benchwarmers discover add PROVIDER/MODEL")
 
