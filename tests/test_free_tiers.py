@@ -104,13 +104,17 @@ def test_headers_win_window_by_window_over_the_free_tier() -> None:
     ("change", "message"),
     [
         ({"format": 2}, "free-tier file: the file: `format` must be 1 (got 2)"),
-        ({"extra": 1}, "free-tier file: the file: unknown field(s) extra; allowed: checked, format, licence, providers"),
+        (
+            {"extra": 1},
+            "free-tier file: the file: unknown field(s) extra; allowed: checked, format, licence, providers",
+        ),
         (
             {"providers": [{"provider": "p", "checked": "2026-12-01", "models": [{"model": "*"}]}]},
             "free-tier file: provider 'p': `source` is required",
         ),
         (
-            {"providers": [{"provider": "p", "source": "http://x", "checked": "2026-12-01", "models": [{"model": "*"}]}]},
+            {"providers": [{"provider": "p", "source": "http://x", "checked": "2026-12-01",
+                            "models": [{"model": "*"}]}]},
             "free-tier file: provider 'p': `source` must be an https:// URL (the page the figure was read on)",
         ),
         (
@@ -125,7 +129,8 @@ def test_headers_win_window_by_window_over_the_free_tier() -> None:
             "free-tier file: provider 'p' models[0]: `resets-day` must be \"HH:MM\" (UTC) or \"HH:MM Area/City\"",
         ),
         (
-            {"providers": [{"provider": "p", "source": "https://x", "checked": "yesterday", "models": [{"model": "*"}]}]},
+            {"providers": [{"provider": "p", "source": "https://x", "checked": "yesterday",
+                            "models": [{"model": "*"}]}]},
             "free-tier file: provider 'p': `checked` must be the date the source was read, YYYY-MM-DD",
         ),
     ],
