@@ -251,14 +251,15 @@ def plan_seats(
             if cand.alias in considered:
                 continue
             considered.add(cand.alias)
-            gap = tag_gap(cand.tags, rules.require, rules.exclude)
-            if gap is None and images:
-                gap = _vision_gap(cand)
+            gap = _vision_gap(cand) if images else None
             if gap is None and kind == "nominee" and not fits(cand, estimate):
                 # Members this small refuse the request (413) before seating; a nominee is the caller's
                 # extra, skipped rather than called into a context error.
                 gap = f"its context window ({cand.window:,} tokens) is smaller than the prompt "
                 gap += f"(about {prompt_of(cand, estimate):,} tokens)"
+            refused = tag_gap(cand.tags, rules.require, rules.exclude)
+            if refused:
+                gap = refused  # the collection's rule first: the model may not sit, whatever the prompt
             if gap:
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue
