@@ -16,8 +16,11 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
+from benchwarmers.bench.services import Bench
+from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.catalog import free_tiers
 from benchwarmers.cli.app import app
+from benchwarmers.settings import Settings
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 
@@ -319,3 +322,28 @@ def test_a_collection_that_excludes_a_tag_never_seats_such_a_model(tmp_path, two
         assert {s["alias"] for s in again["seats"]} >= {"or/vendor/alpha-1:free", "plain/charlie-3"}
     finally:
         server.stop()
+
+
+async def test_an_online_refresh_fetches_the_file_and_records_it_before_any_call(tmp_path, fake_upstream):
+    newer = orjson.loads((Path(free_tiers.__file__).parent / "free_tiers.json").read_bytes())
+    newer["checked"] = "2026-12-03"
+    openrouter = next(p for p in newer["providers"] if p["provider"] == "openrouter")
+    openrouter["models"][0]["limits"] = {"requests-minute": 20, "requests-day": 1000, "resets-day": "00:00"}
+    fake_upstream.listing("/free-tiers.json", newer)
+    fake_upstream.listing("/v1/models", {"object": "list", "data": [listed("vendor/alpha-1:free")]})
+    settings = Settings(home=tmp_path / "home", free_tiers_url=f"{fake_upstream.root_url}/free-tiers.json")
+    async with Bench(settings, actor="test") as bench:
+        await bench.endpoints.add_endpoint("or", fake_upstream.base_url, "openrouter", free_tier=False)
+        results = await refresh_all(bench.state, models_dev_url=f"{fake_upstream.root_url}/no-such-api.json")
+        assert [(r.source, r.ok, r.detail) for r in results][1] == ("free tiers", True, "saved")
+        model = await bench.models.model("or/vendor/alpha-1:free")
+        assert model["limits"] == {"requests-minute": 20, "requests-day": 1000}
+        assert model["free_tier"]["summary"].startswith("free: 1,000 requests a day, 20 requests a minute")
+        # The source goes away: the fetched copy stays in use (never a half or a wrong file).
+        fake_upstream.listing("/free-tiers.json", {"format": 1, "providers": "broken"})
+        results = await refresh_all(bench.state, models_dev_url=f"{fake_upstream.root_url}/no-such-api.json")
+        assert [(r.source, r.ok, r.detail) for r in results][1] == (
+            "free tiers", False, "could not be fetched; using the fetched copy",
+        )  # fmt: skip
+        assert (await bench.models.model("or/vendor/alpha-1:free"))["limits"]["requests-day"] == 1000
+    assert fake_upstream.chat_requests == []
