@@ -27,6 +27,8 @@ def _seal(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
         if name.upper().startswith(SEALED_PREFIX) or name.upper() in FIELD_NAMES:
             monkeypatch.delenv(name)
     monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
+    # Tests never reach the internet: the free-tier file's URL (a refresh fetches it) is a test's to give.
+    monkeypatch.setenv("BENCHWARMERS_FREE_TIERS_URL", "")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -65,6 +65,8 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         "max_explorers": None,
         "max_calls": None,
         "auto_swap": False,
+        "require_tags": [],
+        "exclude_tags": [],
     }
     assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
         0,

@@ -178,7 +178,9 @@ def test_model_set_overrides_and_suggests(cli, fake_upstream):
     )
     assert (code, out) == (
         0,
-        "groq/llama-3.3-70b-versatile: window 65,000, output 32,768, images yes, free yes, family meta, disabled\n",
+        "groq/llama-3.3-70b-versatile: window 65,000, output 32,768, images yes, free yes, family meta, disabled, "
+        # Groq's free plan, from the shipped free-tier file: known before any call.
+        "paced by: requests-minute 30, requests-day 1,000, tokens-minute 12,000, tokens-day 100,000\n",
     )
     shown = models_json(cli)["groq/llama-3.3-70b-versatile"]
     assert shown["facts"]["context_window"] == {"value": 65000, "source": "override"}

@@ -19,6 +19,7 @@ from benchwarmers.cli.app import app
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.settings import Settings
 from tests.test_catalog_precedence import entry
+from tests.test_free_tiers import OPENROUTER_TIER
 
 FLASH = "deepseek/deepseek-v4-flash:free"
 
@@ -85,6 +86,8 @@ async def test_free_first_then_reachable_with_marks(bench):
         "unlisted": "or",
         "on_bench": None,
         "also_on_bench": [],
+        "free_tier": OPENROUTER_TIER,  # the shipped free-tier file's entry for OpenRouter's :free models
+        "tags": ["trains-on-prompts"],
     }
 
 

@@ -19,8 +19,10 @@ def test_vocabulary() -> None:
         "family",
         "deprecated",
         "rate_limits",
+        "tags",
+        "free_tier",
     )
-    assert SOURCES == ("override", "learned", "headers", "listing", "models.dev")
+    assert SOURCES == ("override", "learned", "headers", "listing", "free_tier", "models.dev")
 
 
 def test_first_source_wins_and_missing_falls_through() -> None:

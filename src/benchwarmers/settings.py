@@ -14,6 +14,10 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 DEFAULT_BIND = "127.0.0.1:8123"
+# The free-tier file in this repository (catalog/free_tiers.json), fetched with the catalog refresh.
+FREE_TIERS_URL = (
+    "https://raw.githubusercontent.com/benchwarmers/benchwarmers/main/src/benchwarmers/catalog/free_tiers.json"
+)
 
 
 def _env(*names: str) -> AliasChoices:
@@ -56,6 +60,10 @@ class Settings(BaseSettings):
     otlp_endpoint: str | None = Field(
         default=None, validation_alias=_env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_ENDPOINT")
     )
+    # Providers' free tiers (catalog/free_tiers.py): a file of your own whose providers replace the shipped
+    # ones', and where the catalog refresh fetches the newest shipped file from (empty: never fetched).
+    free_tiers_file: Path | None = Field(default=None, validation_alias=_env("BENCHWARMERS_FREE_TIERS_FILE"))
+    free_tiers_url: str = Field(default=FREE_TIERS_URL, validation_alias=_env("BENCHWARMERS_FREE_TIERS_URL"))
 
     @classmethod
     def settings_customise_sources(
@@ -76,7 +84,15 @@ class Settings(BaseSettings):
         return value.expanduser()
 
     @field_validator(
-        "admin_token", "database_url", "redis_url", "public_url", "key", "metrics_dir", "otlp_endpoint", mode="before"
+        "admin_token",
+        "database_url",
+        "redis_url",
+        "public_url",
+        "key",
+        "metrics_dir",
+        "otlp_endpoint",
+        "free_tiers_file",
+        mode="before",
     )
     @classmethod
     def _blank_is_unset(cls, value: object) -> object:

@@ -18,6 +18,7 @@ from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.gateway_config import read_stored
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
+from benchwarmers.catalog.free_tiers import under_headers
 from benchwarmers.catalog.pace import Limit, known_limits, limits_of
 from benchwarmers.store import collection_rows as collection_rows
 from benchwarmers.store import decisions as decision_rows
@@ -105,6 +106,12 @@ class ModelView:
     @property
     def family(self) -> str | None:
         return self.fact("family") or family_of(self.model_id)
+
+    @property
+    def tags(self) -> frozenset[str]:
+        """Its provider's traits as tags (`trains-on-prompts`...): collections may require or exclude them."""
+        value = self.fact("tags")
+        return frozenset(str(t) for t in value) if isinstance(value, list) else frozenset()
 
     @property
     def retiring(self) -> bool:
@@ -201,8 +208,12 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             next_probe_at=row["next_probe_at"],
             probes=row["probes"] or 0,
             text_only=endpoint.kind == LLM_KIND,
+            # Known before the first call: the free-tier file's limits, under the headers', under the user's.
             limits=known_limits(
-                by_source.get("headers", {}).get("rate_limits"), by_source.get("override", {}).get("rate_limits")
+                under_headers(
+                    by_source.get("free_tier", {}).get("rate_limits"), by_source.get("headers", {}).get("rate_limits")
+                ),
+                by_source.get("override", {}).get("rate_limits"),
             ),
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}

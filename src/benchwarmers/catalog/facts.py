@@ -1,8 +1,10 @@
 """The fact vocabulary: what the bench knows of a model, where it came from, and which source wins.
 
 Sources, first wins: the user's `override`, then what was `learned` from real calls, then what real
-calls' `headers` said (rate limits), then the endpoint's own `listing`, then `models.dev`. A missing
-(None) value falls through to the next source.
+calls' `headers` said (rate limits), then the endpoint's own `listing`, then the curated `free_tier` file
+(catalog/free_tiers.py: limits before the first call, data use, provider traits as tags), then
+`models.dev`. The free-tier file comes before models.dev because it says what a free plan gives, where
+models.dev gives a provider's paid prices. A missing (None) value falls through to the next source.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-FACTS = ("context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated", "rate_limits")
-SOURCES = ("override", "learned", "headers", "listing", "models.dev")
+FACTS = (
+    "context_window", "output_cap", "input_kinds", "free", "price", "family", "deprecated", "rate_limits",
+    "tags", "free_tier",
+)  # fmt: skip
+SOURCES = ("override", "learned", "headers", "listing", "free_tier", "models.dev")
 
 
 @dataclass(frozen=True)

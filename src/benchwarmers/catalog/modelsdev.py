@@ -364,7 +364,7 @@ def load_catalog(cache_path: Path | None = None) -> ModelsDev:
     return _load(None, None)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp = Path(name)
@@ -386,7 +386,7 @@ async def fetch_live(fetch_json: FetchJson, cache_path: Path) -> bool:
     try:
         payload = await fetch_json("GET", MODELS_DEV_URL, None)
         _providers_of(payload)
-        await asyncio.to_thread(_write_atomic, cache_path, orjson.dumps(payload))
+        await asyncio.to_thread(write_atomic, cache_path, orjson.dumps(payload))
     except Exception:
         return False
     return True

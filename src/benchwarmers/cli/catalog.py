@@ -44,8 +44,9 @@ async def refresh(
         False, "--no-models-dev", help="do not fetch models.dev; use the cached or bundled copy"
     ),
 ) -> None:
-    """Refresh models.dev and every enabled endpoint's listing (a failed source keeps its last good facts)."""
-    from benchwarmers.bench.upkeep.refresh import SourceResult, refresh_all
+    """Refresh models.dev, the providers' free tiers and every enabled endpoint's listing (a failed source
+    keeps its last good facts)."""
+    from benchwarmers.bench.upkeep.refresh import FREE_TIERS_SOURCE, SourceResult, refresh_all
 
     names = endpoint or [e["name"] for e in await bench.endpoints.list_endpoints() if e["enabled"]]
     failed = 0
@@ -61,7 +62,7 @@ async def refresh(
             if result.ok:
                 console.print(f"{source}: {result.detail}", markup=False)
             else:
-                if source != "models.dev":  # models.dev falls back to a copy; an endpoint has none
+                if source not in ("models.dev", FREE_TIERS_SOURCE):  # those fall back to a copy; an endpoint has none
                     failed += 1
                 console.print(f"{source}: failed: {result.detail}", markup=False)
 
@@ -139,6 +140,12 @@ def _marks(found: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
+def _tier(found: dict[str, Any]) -> str:
+    """Its provider's free tier, with the source and the date it was checked."""
+    tier = found.get("free_tier")
+    return f"{tier['summary']} ({tier['source']}, checked {tier['checked']})" if tier else ""
+
+
 @with_bench
 async def _discover_list(bench: Bench, **options: Any) -> None:
     from benchwarmers.bench.upkeep import discover as bench_discover
@@ -150,10 +157,10 @@ async def _discover_list(bench: Bench, **options: Any) -> None:
         return
     rows = [
         (f["id"], _window(f["context_window"]), "yes" if f["vision"] else "no", "yes" if f["free"] else "no",
-         f["family"] or "?", _marks(f))
+         f["family"] or "?", _marks(f), _tier(f))
         for f in found
     ]  # fmt: skip
-    table(None, ["model", "window", "images", "free", "family", "marks"], rows)
+    table(None, ["model", "window", "images", "free", "family", "marks", "free tier"], rows)
     if found:
         hint("add one: benchwarmers discover add PROVIDER/MODEL")
 

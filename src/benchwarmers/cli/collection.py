@@ -28,6 +28,8 @@ def _options(
     max_explorers: int | None,
     max_calls: int | None,
     auto_swap: bool | None = None,
+    require_tag: list[str] | None = None,
+    exclude_tag: list[str] | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -39,6 +41,8 @@ def _options(
         "max_explorers": max_explorers,
         "max_calls": max_calls,
         "auto_swap": auto_swap,
+        "require_tags": require_tag or None,
+        "exclude_tags": exclude_tag or None,
     }
 
 
@@ -52,6 +56,14 @@ REPLY = typer.Option(
 MERGER = typer.Option(None, "--merger", help="model alias that merges answers in merged mode")
 MAX_EXPLORERS = typer.Option(None, "--max-explorers", help="explorer seats at most (default 2)")
 MAX_CALLS = typer.Option(None, "--max-calls", help="seats at most, members included (default 5)")
+REQUIRE_TAG = typer.Option(
+    None, "--require-tag", help="seat only models carrying this model tag (repeat; see `model show`)"
+)
+EXCLUDE_TAG = typer.Option(
+    None,
+    "--exclude-tag",
+    help="never seat a model carrying this model tag, member or explorer (repeat), e.g. trains-on-prompts",
+)
 AUTO_SWAP = typer.Option(
     None,
     "--auto-swap/--no-auto-swap",
@@ -73,9 +85,13 @@ async def add(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    require_tag: list[str] = REQUIRE_TAG,
+    exclude_tag: list[str] = EXCLUDE_TAG,
 ) -> None:
     """Create a collection."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(
+        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, require_tag, exclude_tag
+    )
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
     console.print(
@@ -105,9 +121,13 @@ async def edit(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    require_tag: list[str] = REQUIRE_TAG,
+    exclude_tag: list[str] = EXCLUDE_TAG,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(
+        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, require_tag, exclude_tag
+    )
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
     await _warn(bench, edited)

@@ -87,6 +87,8 @@ async def show(
         print_json(model)
         return
     console.print(f"{model['alias']}  ({_status(model)})", markup=False)
+    for line in free_tier_lines(model):
+        console.print(line, markup=False)
     rows = []
     for fact in model["sources"]:
         in_use = model["facts"].get(fact["fact"], {}).get("source") == fact["source"]
@@ -94,6 +96,22 @@ async def show(
         value = orjson.dumps(fact["value"]).decode() if isinstance(fact["value"], dict) else fact["value"]
         rows.append((fact["fact"], value, fact["source"] + (" (in use)" if in_use else ""), when))
     table(None, ["fact", "value", "source", "learned"], rows)
+
+
+def free_tier_lines(model: dict) -> list[str]:
+    """Its free tier (limits, data use) with where and when that was read, and its tags."""
+    lines = []
+    tier = model.get("free_tier")
+    if tier:
+        lines.append(f"{tier['summary']}")
+        lines.append(f"  source: {tier['source']} (checked {tier['checked']})")
+        if tier.get("data_use_source") and tier["data_use_source"] != tier["source"]:
+            lines.append(f"  data use: {tier['data_use_source']}")
+        if tier.get("note"):
+            lines.append(f"  note: {tier['note']}")
+    if model.get("tags"):
+        lines.append(f"tags: {', '.join(model['tags'])}")
+    return lines
 
 
 @app.command("set")

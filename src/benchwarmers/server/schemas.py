@@ -78,6 +78,14 @@ class CollectionFields(Body):
         description="Let the bench swap a member for an explorer itself when the evidence is decisive "
         "(P >= 0.99, 30 verdicts each; logged, reversible); default false.",
     )
+    require_tags: Tags | None = Field(
+        None, description="Model tags every seat's model must carry (a model's tags: `model show`)."
+    )
+    exclude_tags: Tags | None = Field(
+        None,
+        description="Model tags no seat's model may carry, member or explorer, e.g. `trains-on-prompts` "
+        "(from the providers' free-tier data).",
+    )
 
 
 class CollectionCreate(CollectionFields):

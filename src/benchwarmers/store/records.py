@@ -24,6 +24,8 @@ class CollectionFields(TypedDict):
     max_explorers: int | None  # None: the gateway's limit
     max_calls: int | None
     auto_swap: bool  # the bench swaps a member for a decisively better explorer itself
+    require_tags: list[str]  # a seat's model must carry every one of these model tags
+    exclude_tags: list[str]  # and none of these (`trains-on-prompts`): never seated, member or explorer
 
 
 class Collection(CollectionFields):

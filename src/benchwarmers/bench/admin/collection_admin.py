@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import priced_warnings, validate_collection
+from benchwarmers.bench.admin.collection_rules import priced_warnings, tag_warnings, validate_collection
 from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
@@ -34,9 +34,12 @@ class Collections:
             return found
 
     async def warnings(self, collection: CollectionFields) -> list[str]:
-        """What a user should know about a collection just saved, though it is valid: priced members."""
+        """What a user should know about a collection just saved, though it is valid: priced members, and
+        members its tag rules keep off the panel."""
         models = (await self.state.snapshot()).models
-        return priced_warnings(collection, {alias: model.free for alias, model in models.items()})
+        return priced_warnings(collection, {alias: model.free for alias, model in models.items()}) + tag_warnings(
+            collection, {alias: model.tags for alias, model in models.items()}
+        )
 
     async def _validate(self, data: Mapping[str, Any]) -> CollectionFields:
         snapshot = await self.state.snapshot()

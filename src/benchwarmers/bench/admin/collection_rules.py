@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from benchwarmers.bench.names import collection_name, suggest, unknown_shape
+from benchwarmers.bench.panels.seating import tag_gap
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store.records import CollectionFields
 
@@ -34,12 +35,15 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
             f"description is {len(description)} characters; at most {MAX_DESCRIPTION} are allowed",
             param="description",
         )
-    tags = [str(t).strip() for t in data.get("tags") or []]
-    if len(tags) > MAX_TAGS:
-        raise InvalidRequest(f"{len(tags)} tags given; at most {MAX_TAGS} are allowed", param="tags")
-    for tag in tags:
-        if not TAG.match(tag):
-            raise InvalidRequest(f"tag {tag!r} is not one lower-case word (letters, digits, '-')", param="tags")
+    tags = _tags(data, "tags")
+    require_tags = _tags(data, "require_tags")
+    exclude_tags = _tags(data, "exclude_tags")
+    both = sorted(set(require_tags) & set(exclude_tags))
+    if both:
+        raise InvalidRequest(
+            f"tag(s) {', '.join(both)} are both required and excluded: no model could sit; drop one",
+            param="exclude_tags",
+        )
     members = list(dict.fromkeys(str(m) for m in data.get("members") or []))
     if not members:
         raise InvalidRequest("a collection needs at least one member (--member ALIAS)", param="members")
@@ -81,7 +85,39 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         "max_explorers": limits["max_explorers"],
         "max_calls": limits["max_calls"],
         "auto_swap": auto_swap,
+        "require_tags": require_tags,
+        "exclude_tags": exclude_tags,
     }
+
+
+def _tags(data: Mapping[str, Any], field: str) -> list[str]:
+    """A list of tags (a collection's own, or the model tags it requires or excludes), checked."""
+    given = data.get(field) or []
+    if isinstance(given, str) or not isinstance(given, list | tuple):
+        raise InvalidRequest(f"{field} is a list of tags", param=field)
+    tags = list(dict.fromkeys(str(t).strip() for t in given))
+    if len(tags) > MAX_TAGS:
+        raise InvalidRequest(f"{len(tags)} {field} given; at most {MAX_TAGS} are allowed", param=field)
+    for tag in tags:
+        if not TAG.match(tag):
+            raise InvalidRequest(f"tag {tag!r} is not one lower-case word (letters, digits, '-')", param=field)
+    return tags
+
+
+def tag_refusal(collection: CollectionFields, tags: Iterable[str]) -> str | None:
+    """Why a model carrying `tags` may not sit on this collection (an excluded tag, a required one missing),
+    or None. Seating (bench/panels/seating.py) applies the same rule to members and explorers."""
+    return tag_gap(tags, collection.get("require_tags") or (), collection.get("exclude_tags") or ())
+
+
+def tag_warnings(collection: CollectionFields, tags: Mapping[str, Iterable[str]]) -> list[str]:
+    """A warning for each member its tag rules keep off the panel (a model's tags can change with a refresh,
+    so seating skips such a member rather than the collection being refused)."""
+    return [
+        f"{alias} will not be seated on bench/{collection['name']}: {gap}"
+        for alias in collection["members"]
+        if (gap := tag_refusal(collection, tags.get(alias, ()))) is not None
+    ]
 
 
 def priced_warnings(collection: CollectionFields, free: Mapping[str, bool | None]) -> list[str]:

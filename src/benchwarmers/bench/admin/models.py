@@ -155,6 +155,9 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "next_probe_at": model.next_probe_at,
         # What calls to it are paced by: announced limits with the user's in their place (bench/pacing.py).
         "limits": {limit.window: limit.amount for limit in model.limits},
+        # Its provider's free tier, from the free-tier file: summary, data use, source and the date checked.
+        "free_tier": model.fact("free_tier"),
+        "tags": sorted(model.tags),  # provider traits a collection may require or exclude
         "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
     }
 

@@ -17,7 +17,7 @@ from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
-from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, explorer_count, plan_seats
+from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagRules, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
@@ -114,6 +114,7 @@ def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, s
         last_seated=history.last_seated.get((model.alias, shape)),
         useful=useful,
         not_useful=not_useful,
+        tags=model.tags,
     )
 
 
@@ -252,6 +253,8 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "max_explorers": 0,
         "max_calls": 1,
         "auto_swap": False,
+        "require_tags": [],
+        "exclude_tags": [],
         "created_at": 0.0,
     }
 
@@ -322,6 +325,9 @@ def seat_panel(
         rng=rng,
         epsilon=float(limits.get("epsilon", 0.0)),
         floor=float(limits.get("explorer_floor", 1.0)),
+        rules=TagRules(
+            frozenset(collection.get("require_tags") or ()), frozenset(collection.get("exclude_tags") or ())
+        ),
     )
     plan = replace(plan, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:

@@ -32,6 +32,27 @@ class Candidate:
     last_seated: float | None = None  # last time seated on this shape; None = never
     useful: int = 0  # verdicts on this shape
     not_useful: int = 0
+    tags: frozenset[str] = frozenset()  # its provider's traits (`trains-on-prompts`): collections' tag rules
+
+
+@dataclass(frozen=True)
+class TagRules:
+    """A collection's tag rules: a seated model carries every `require` tag and no `exclude` tag."""
+
+    require: frozenset[str] = frozenset()
+    exclude: frozenset[str] = frozenset()
+
+
+def tag_gap(tags: Iterable[str], require: Iterable[str], exclude: Iterable[str]) -> str | None:
+    """Why a model carrying `tags` may not sit under these rules, or None."""
+    carried = set(tags)
+    excluded = sorted(carried & set(exclude))
+    if excluded:
+        return f"it carries the tag {', '.join(excluded)}, which this collection excludes"
+    missing = sorted(set(require) - carried)
+    if missing:
+        return f"it lacks the tag {', '.join(missing)}, which this collection requires"
+    return None
 
 
 @dataclass(frozen=True)
@@ -106,6 +127,13 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
         and fits(c, estimate)
         and (not images or c.vision is True)
     )
+
+
+def eligible(c: Candidate, *, estimate: int, images: bool, now: float, rules: TagRules = TagRules()) -> bool:
+    """Whether `c` may sit an explorer seat (a stand-in too): free, in use, cool, big enough, seeing when the
+    prompt has images, and within the collection's tag rules."""
+    within = tag_gap(c.tags, rules.require, rules.exclude) is None
+    return within and _eligible(c, estimate=estimate, images=images, now=now)
 
 
 def _staleness_order(pool: Sequence[Candidate], draws: dict[str, float] | None, rng: random.Random) -> list[Candidate]:
@@ -199,9 +227,11 @@ def plan_seats(
     rng: random.Random,
     epsilon: float = 0.0,
     floor: float = 1.0,
+    rules: TagRules = TagRules(),
 ) -> SeatPlan:
     """Seat members, then nominees, then explorers from `pool` for one request. A retired member or
-    nominee keeps its seat, marked `retired`, and leaves its call to an explorer.
+    nominee keeps its seat, marked `retired`, and leaves its call to an explorer. No seat, of any kind,
+    goes to a model the collection's tag `rules` keep off (a member or nominee so kept is `skipped`).
 
     Each explorer seat is the floor's with probability `floor`: stalest first (`epsilon` of those
     by a Thompson draw), so no eligible model is starved; the others are focus seats, by top-two
@@ -227,6 +257,9 @@ def plan_seats(
                 # extra, skipped rather than called into a context error.
                 gap = f"its context window ({cand.window:,} tokens) is smaller than the prompt "
                 gap += f"(about {prompt_of(cand, estimate):,} tokens)"
+            refused = tag_gap(cand.tags, rules.require, rules.exclude)
+            if refused:
+                gap = refused  # the collection's rule first: the model may not sit, whatever the prompt
             if gap:
                 skipped.append(Skipped(kind, cand.alias, gap))
                 continue
@@ -237,15 +270,15 @@ def plan_seats(
     # A retired member keeps its place (and its family out of the explorers) but takes no call.
     called_members = [s for s in seats if s.kind == "member" and not s.retired]
     slots = explorer_count(len(called_members), max_explorers, max_calls)
-    eligible: dict[str, Candidate] = {}
+    allowed: dict[str, Candidate] = {}
     for cand in pool:
-        if cand.alias in considered or cand.alias in eligible:
+        if cand.alias in considered or cand.alias in allowed:
             continue
-        if _eligible(cand, estimate=estimate, images=images, now=now):
-            eligible[cand.alias] = cand
-    explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
+        if eligible(cand, estimate=estimate, images=images, now=now, rules=rules):
+            allowed[cand.alias] = cand
+    explorers = _pick_explorers(list(allowed.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
     seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
-    spares = _spares(eligible.values(), explorers, families) if slots > 0 else []
+    spares = _spares(allowed.values(), explorers, families) if slots > 0 else []
     return SeatPlan(tuple(seats), tuple(skipped), tuple(spares))
 
 

@@ -22,7 +22,7 @@ from benchwarmers.bench.admin.checks import probe_model
 from benchwarmers.bench.admin.models import model_detail
 from benchwarmers.bench.admin.presets import for_provider
 from benchwarmers.bench.names import close_matches
-from benchwarmers.bench.upkeep.refresh import catalog_of
+from benchwarmers.bench.upkeep.refresh import catalog_of, free_tier_facts, free_tiers_of
 from benchwarmers.catalog.facts import listed_facts
 from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id, provider_for
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
@@ -33,6 +33,7 @@ from benchwarmers.store.changes import record_change
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import EndpointView, Snapshot
     from benchwarmers.bench.state import BenchState
+    from benchwarmers.catalog.free_tiers import FreeTiers
 
 # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
 _LOCAL_KINDS = frozenset({"ollama", "lmstudio", "llamacpp", "vllm"})
@@ -116,8 +117,11 @@ def mark(
     return sorted(found, key=lambda f: (not f.entry.free, f.reachable is None))
 
 
-def found_public(found: Found) -> dict[str, Any]:
+def found_public(found: Found, tiers: FreeTiers | None = None) -> dict[str, Any]:
+    """One found model as shown; `free_tier` is its provider's free-tier entry (limits, data use, source
+    and date) when the free-tier file has one."""
     entry = found.entry
+    tier = tiers.lookup(entry.model_id, entry.provider_id) if tiers is not None else None
     return {
         "id": f"{entry.provider_id}/{entry.model_id}",
         "provider": entry.provider_id,
@@ -134,6 +138,8 @@ def found_public(found: Found) -> dict[str, Any]:
         "unlisted": found.unlisted,
         "on_bench": found.on_bench,
         "also_on_bench": list(found.also_on_bench),
+        "free_tier": tier.fact() if tier is not None else None,
+        "tags": sorted(tier.traits) if tier is not None else [],
     }
 
 
@@ -154,7 +160,8 @@ async def discover(
     if provider is not None:
         entries = [e for e in entries if e.provider_id == provider]
     found = mark(catalog, await state.snapshot(), entries, await listed_endpoints(state))
-    return [found_public(f) for f in (found[:limit] if limit else found)]
+    tiers = free_tiers_of(state.settings)
+    return [found_public(f, tiers) for f in (found[:limit] if limit else found)]
 
 
 async def listed_endpoints(state: BenchState) -> frozenset[str]:
@@ -221,6 +228,7 @@ async def add(state: BenchState, target: str, *, actor: str | None = None, probe
     alias = listed_alias(endpoint.name, model_id)
     known = catalog.lookup(model_id, provider)
     facts = listed_facts(known) if known is not None else {}
+    tier_facts = free_tier_facts(free_tiers_of(state.settings), model_id, provider, endpoint.base_url)
     async with state.write() as conn:
         if await roster.get_model(conn, alias) is not None:
             raise Conflict(f"{alias} is on the roster already", param="model")
@@ -228,6 +236,8 @@ async def add(state: BenchState, target: str, *, actor: str | None = None, probe
         await roster.update_model(conn, pk, last_seen=None)  # never seen in a listing (see refresh)
         for fact, value in facts.items():
             await roster.set_fact(conn, pk, fact, "models.dev", value)
+        for fact, value in tier_facts.items():
+            await roster.set_fact(conn, pk, fact, "free_tier", value)
         await record_change(
             conn,
             actor=actor or state.actor,

@@ -6,7 +6,9 @@ gone, never deleted. A transition raises one alert: free → priced (`went_paid`
 gone (`retiring`), a new `created`, fingerprint, window or price (`possibly_changed`). A source that
 fails keeps its last good facts: a listing that cannot be read leaves the endpoint's facts as they
 were; a failed models.dev fetch keeps the cached copy at
-`$BENCHWARMERS_HOME/models-dev.json`, else the snapshot bundled with the `models-dev` package.
+`$BENCHWARMERS_HOME/models-dev.json`, else the snapshot bundled with the `models-dev` package. The
+providers' free tiers (catalog/free_tiers.py) are fetched beside models.dev and recorded with each listing
+as the `free_tier` source; a failed fetch keeps `$BENCHWARMERS_HOME/free-tiers.json`, else the shipped file.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -24,6 +27,7 @@ from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
 from benchwarmers.bench.upkeep.identity import identity_change, raise_change
+from benchwarmers.catalog import free_tiers
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
 from benchwarmers.errors import InvalidRequest, NotFound
@@ -43,9 +47,11 @@ if TYPE_CHECKING:
 log = logging.getLogger("benchwarmers.refresh")
 
 MODELS_DEV_CACHE = "models-dev.json"
+FREE_TIERS_CACHE = "free-tiers.json"
+FREE_TIERS_SOURCE = "free tiers"  # how a refresh names the free-tier file's fetch
 LAST_RUN_KEY = "catalog_refresh"  # settings row: when the catalog was last refreshed, and what failed
 # The sources a refresh owns; the user's overrides and learned facts are never touched here.
-CATALOG_SOURCES = ("listing", "models.dev")
+CATALOG_SOURCES = ("listing", "free_tier", "models.dev")
 _MODELS_DEV_REF = "models.dev"
 _WENT_PAID = "{alias} was free and now has a price; it leaves the explorer pool until you acknowledge this alert"
 _SKIPPED = "explorers skip it, and collections that name it still call it"
@@ -72,6 +78,28 @@ def models_dev_cache(settings: Settings) -> Path:
 def catalog_of(settings: Settings) -> ModelsDev:
     """The models.dev catalog in use: the cached live copy when readable, else the bundled snapshot."""
     return load_catalog(models_dev_cache(settings))
+
+
+def free_tiers_of(settings: Settings) -> free_tiers.FreeTiers:
+    """The free tiers in use: the fetched copy (else the shipped file), the user's own file over it."""
+    try:
+        return free_tiers.load(settings.home / FREE_TIERS_CACHE, settings.free_tiers_file)
+    except free_tiers.FreeTierError as exc:
+        raise InvalidRequest(f"{exc}. Fix the file or unset BENCHWARMERS_FREE_TIERS_FILE", param="free_tiers") from None
+
+
+def endpoint_host(base_url: str) -> str | None:
+    """An endpoint's host[:port], as a free-tier entry's `hosts` names it."""
+    parts = urlsplit(base_url)
+    if not parts.hostname:
+        return None
+    return f"{parts.hostname}:{parts.port}" if parts.port else parts.hostname
+
+
+def free_tier_facts(tiers: free_tiers.FreeTiers, model_id: str, provider: str | None, base_url: str) -> dict[str, Any]:
+    """What the `free_tier` source says of one model of an endpoint ({} when no entry covers it)."""
+    tier = tiers.lookup(model_id, provider, endpoint_host(base_url))
+    return tier.facts() if tier is not None else {}
 
 
 def catalog_origin(settings: Settings) -> str:
@@ -146,6 +174,7 @@ async def record_listing(
     listed = list(listed)
     now = time.time()
     catalog = catalog_of(state.settings)
+    tiers = free_tiers_of(state.settings)
     hint = provider_for(endpoint["kind"], endpoint["base_url"])
     counts = {"listed": len(listed), "added": 0, "gone": 0, "went_paid": 0, "retiring": 0, "possibly_changed": 0}
     name = endpoint["name"]
@@ -179,6 +208,7 @@ async def record_listing(
             known = catalog.lookup(model_id, hint)
             after = {
                 "listing": listed_facts(model) if model is not None else dict(before.get("listing", {})),
+                "free_tier": free_tier_facts(tiers, model_id, hint, endpoint["base_url"]),
                 "models.dev": listed_facts(known) if known is not None else {},
             }
             for source in CATALOG_SOURCES:
@@ -239,6 +269,20 @@ async def refresh_models_dev(state: BenchState, url: str = MODELS_DEV_URL) -> st
     return "live" if saved else catalog_origin(state.settings)
 
 
+async def refresh_free_tiers(state: BenchState, url: str) -> bool:
+    """Fetch the free-tier file into the cache (validated first): True when saved. The next endpoint
+    refresh records its facts."""
+    ref = EndpointRef(name=FREE_TIERS_SOURCE, base_url=url, api_key=None)
+
+    async def fetch_json(method: str, _url: str, body: Any | None) -> Any:
+        return await state.upstream.request_json(ref, method, url, json=body, timeout=30.0)
+
+    try:
+        return await free_tiers.fetch_live(fetch_json, url, state.settings.home / FREE_TIERS_CACHE)
+    finally:
+        state.upstream.forget(FREE_TIERS_SOURCE)
+
+
 # -- everything ---------------------------------------------------------------------------------
 
 
@@ -266,6 +310,13 @@ async def refresh_all(
         origin = await refresh_models_dev(state, models_dev_url)
         detail = "live catalog saved" if origin == "live" else f"could not be fetched; using the {origin} catalog"
         report(SourceResult("models.dev", origin == "live", detail))
+        # Online: the free-tier file too (BENCHWARMERS_FREE_TIERS_URL; empty = never fetched).
+        if state.settings.free_tiers_url:
+            if progress is not None:
+                progress(FREE_TIERS_SOURCE, None)
+            saved = await refresh_free_tiers(state, state.settings.free_tiers_url)
+            kept = "the fetched copy" if (state.settings.home / FREE_TIERS_CACHE).exists() else "the shipped file"
+            report(SourceResult(FREE_TIERS_SOURCE, saved, "saved" if saved else f"could not be fetched; using {kept}"))
     else:
         report(SourceResult("models.dev", True, f"not fetched; using the {catalog_origin(state.settings)} catalog"))
     if only is None:

@@ -53,6 +53,8 @@ function open(collection) {
     name.value = collection.name;
     form.elements.namedItem("description").value = collection.description || "";
     form.elements.namedItem("tags").value = (collection.tags || []).join(" ");
+    form.elements.namedItem("require_tags").value = (collection.require_tags || []).join(" ");
+    form.elements.namedItem("exclude_tags").value = (collection.exclude_tags || []).join(" ");
     form.elements.namedItem("shape").value = collection.shape || "";
     form.querySelector(`input[name="reply"][value="${collection.reply}"]`).checked = true;
     form.elements.namedItem("merger").value = collection.merger || "";
@@ -94,6 +96,8 @@ async function save() {
   const body = {
     description: text(form, "description"),
     tags: text(form, "tags").split(/[\s,]+/).filter(Boolean),
+    require_tags: text(form, "require_tags").split(/[\s,]+/).filter(Boolean),
+    exclude_tags: text(form, "exclude_tags").split(/[\s,]+/).filter(Boolean),
     members,
     shape: text(form, "shape") || null,
     reply: form.querySelector('input[name="reply"]:checked').value,
