@@ -11,7 +11,7 @@ from benchwarmers.bench.evidence.retirement import restore
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
-from benchwarmers.catalog.pace import check_windows, updated_windows
+from benchwarmers.catalog.pace import check_windows, updated_windows, windows_of
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
@@ -111,7 +111,7 @@ class Models:
         return await self.model(alias)
 
 
-def check_limits(given: Any) -> dict[str, int]:
+def check_limits(given: Any) -> dict[str, int | str]:
     """The user's rate-limit windows, checked ({} when none were given)."""
     if given is None:
         return {}
@@ -154,7 +154,7 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "retired_at": model.retired_at,
         "next_probe_at": model.next_probe_at,
         # What calls to it are paced by: announced limits with the user's in their place (bench/pacing.py).
-        "limits": {limit.window: limit.amount for limit in model.limits},
+        "limits": windows_of(model.limits),
         "facts": {name: {"value": value, "source": source} for name, (value, source) in model.facts.items()},
     }
 
