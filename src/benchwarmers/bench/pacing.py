@@ -347,7 +347,7 @@ class Pacer:
         except BaseException:
             self._seeded.discard(key)  # read it again next time
             raise
-        entries = min(budget.entries, budget.cost(spent))
+        entries = min(budget.entries, math.ceil(max(0, spent) / budget.unit))
         if entries > 0:
             return await storage.incr(key, self._expiry(end, self.clock()), entries)
         return await storage.get(key)

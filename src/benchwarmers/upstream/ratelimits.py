@@ -96,6 +96,16 @@ def parse_rate_limits(headers: Mapping[str, str]) -> RateLimitInfo:
     return info
 
 
+def reset_moments(headers: Mapping[str, str], now: float) -> dict[str, float]:
+    """When each window resets (epoch seconds), for the windows whose reset header says."""
+    found: dict[str, float] = {}
+    for window, fields in _windows({name.lower(): value for name, value in headers.items()}).items():
+        seconds = _reset_seconds(fields["reset"], now) if "reset" in fields else None
+        if seconds is not None:
+            found[window] = now + seconds
+    return found
+
+
 def _moment(value: str, now: float) -> float | None:
     """Seconds from `now` to an RFC 3339 time (Anthropic's resets); None if it is not one."""
     try:
