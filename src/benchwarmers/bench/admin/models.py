@@ -7,6 +7,7 @@ import time
 from typing import Any
 
 from benchwarmers.bench.admin.aliases import apply_renames, check_alias
+from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.evidence.retirement import restore
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -174,6 +175,7 @@ async def model_detail(state: BenchState, alias: str) -> dict[str, Any]:
     async with state.read() as conn:
         facts = await roster.facts_of(conn, model.pk)
     data = model_public(model, time.time(), snapshot.went_paid)
+    data["allowances"] = (await model_allowances(state, [alias])).get(alias, [])
     data["sources"] = sorted(
         ({"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]} for f in facts),
         key=lambda f: (f["fact"], f["source"]),
