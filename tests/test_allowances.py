@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.evidence.learning import daily_reset, merged_limits
+from benchwarmers.bench.evidence.learning import merged_limits
 from benchwarmers.bench.pacing import Pacer, Refusal, Scope, Slot
 from benchwarmers.catalog.pace import (
     DAY,
@@ -27,6 +27,7 @@ from benchwarmers.catalog.pace import (
     windows_of,
 )
 from benchwarmers.cli.app import app
+from benchwarmers.upstream.ratelimits import daily_reset
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
 from tests.test_gateway_panels import collection

@@ -298,8 +298,8 @@ class Pacer:
                 window = self._window(budget.limit.period)
                 oldest, count = await storage.get_moving_window(budget.key, budget.entries, window)
                 frees_at = oldest + window
-            later = blocked is None or (blocked.frees_at is not None and frees_at > blocked.frees_at)
-            if count + cost > budget.entries and later:
+            full = count + cost > budget.entries
+            if full and (blocked is None or (blocked.frees_at is not None and frees_at > blocked.frees_at)):
                 blocked = Refusal(f"{budget.owner()}'s {budget.limit.describe()} are used up", frees_at)
         if blocked is not None:
             return blocked

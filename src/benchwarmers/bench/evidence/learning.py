@@ -9,7 +9,6 @@ and rate limits are written when they differ from what is known.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -17,11 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.evidence.retirement import retire
 from benchwarmers.bench.panels.parse import request_text
-from benchwarmers.catalog.pace import DAY, parse_window
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, caused_by_request, context_limit_in
-from benchwarmers.upstream.ratelimits import parse_rate_limits, reset_moments
+from benchwarmers.upstream.ratelimits import announced_windows
 
 if TYPE_CHECKING:
     from benchwarmers.bench.history import SeatHistory
@@ -72,36 +70,18 @@ def stated_window(error: str, limit: int | None, request_text: str) -> int | Non
     return limit
 
 
-def daily_reset(headers: Mapping[str, str], now: float) -> str | None:
-    """The fixed UTC hour a provider's daily window resets at, as `resets-day` keeps it ("00:00"),
-    when a day window's reset header names a moment on a whole hour (within 90 s: the header is
-    read a moment after it was written); None when it names none, or another moment (a moving window
-    frees up whenever its oldest call leaves it)."""
-    for window, moment in sorted(reset_moments(headers, now).items()):
-        parsed = parse_window(window)
-        if parsed is None or parsed[1] != DAY:
-            continue
-        hour = round(moment / 3600) * 3600
-        if abs(moment - hour) <= 90:
-            return time.strftime("%H:00", time.gmtime(hour))
-    return None
-
-
 def merged_limits(known: Any, headers: Mapping[str, str], now: float | None = None) -> dict[str, int | str] | None:
     """The model's known rate limits updated from one response's headers; None when nothing changed.
 
     Limits are kept per window (`requests`, `tokens`, `requests-day`, `tokens-minute`, `req-minute`...),
-    with `resets-day` when a day window's reset falls on a whole hour; what remains of them changes
-    on every call and is not kept. A response that names only some windows leaves the others as they were.
+    with `resets-day` when a reset names a fixed hour; what remains changes on every call and is not
+    kept. A response that names only some windows leaves the others as they were.
     """
     if not headers:
         return None
-    announced: dict[str, int | str] = {**parse_rate_limits(headers).limits}
+    announced = announced_windows(headers, now)
     if not announced:
         return None
-    reset = daily_reset(headers, time.time() if now is None else now)
-    if reset is not None:
-        announced["resets-day"] = reset
     current = dict(known) if isinstance(known, Mapping) else {}
     merged = {**current, **announced}
     return merged if merged != current else None
