@@ -247,3 +247,14 @@ def test_a_daily_reset_is_learned_from_a_reset_header_that_names_a_whole_hour() 
     # A reset that is not on the hour is a moving window's oldest call leaving it: not a fixed hour.
     assert daily_reset({**cerebras, "x-ratelimit-reset-requests-day": "3000"}, now) is None
     assert daily_reset({"x-ratelimit-reset-requests": "20s"}, now) is None  # not a day window
+
+
+async def test_with_redis_every_process_and_a_restarted_one_draw_on_one_day(redis_url: str) -> None:
+    clock = Clock(datetime.fromisoformat("2026-12-02T12:00:00+00:00"))
+    scope = Scope("model", "fake/shared", (Limit("requests", DAY, 3, 0),))
+    first, second = Pacer(redis_url, clock=clock), Pacer(redis_url, clock=clock)
+    assert [isinstance(await p.take([scope], 0), Slot) for p in (first, second, first)] == [True] * 3
+    restarted = Pacer(redis_url, clock=clock)  # a new process: the shared store still holds the day
+    refused = await restarted.take([scope], 0)
+    assert refused == Refusal("model fake/shared's 3 requests a day are used up", at("2026-12-03T00:00:00+00:00"))
+    assert [a.left for a in await restarted.allowances([scope])] == [0]
