@@ -215,14 +215,23 @@ async def test_a_pacer_starts_a_fixed_window_from_what_the_store_says_was_spent_
     assert asked == [("fake/d", "requests-day", midnight), ("fake/d", "tokens-day", midnight)]  # once each
 
 
-def test_a_restarted_server_counts_todays_calls_from_the_log(tmp_path: Path, fake_upstream: FakeUpstream) -> None:
+def test_a_restarted_server_counts_todays_calls_from_the_log(
+    tmp_path: Path, fake_upstream: FakeUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake_upstream.script("daily", latency=0.0)
     home = tmp_path / "home"
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
     first = BenchServer(home).start()
     try:
         add_fake_endpoint(first, fake_upstream, models=[listed("daily")])
         collection(first, "daily", ["daily"], max_explorers=0)
-        first.admin(lambda bench: bench.models.set_model("fake/daily", limits=DAILY_50))
+        wrong = CliRunner().invoke(app, ["model", "set", "fake/daily", "--limit", "resets-day=midnight"])
+        assert (wrong.exit_code, wrong.output) == (
+            1,
+            "error: resets-day must be a UTC time of day as HH:MM (00:00), or empty to remove it (got 'midnight')\n",
+        )
+        given = CliRunner().invoke(app, ["model", "set", "fake/daily", "--rpd", "50", "--limit", "resets-day=00:00"])
+        assert given.exit_code == 0 and "paced by: requests-day 50, resets-day 00:00" in given.output, given.output
         assert [panel(first, i)["status"] for i in range(3)] == ["ok"] * 3
     finally:
         first.stop()
