@@ -321,7 +321,8 @@ class Pacer:
             window = self._window(budget.limit.period)
             return await self._storage().acquire_entry(budget.key, budget.entries, window, cost)
         start, end = bounds
-        await self._fixed_count(budget, start, end)
+        if not self._counted(budget.fixed_key(start)):
+            await self._fixed_count(budget, start, end)  # seeded from the store first
         taken = await self._storage().incr(budget.fixed_key(start), self._expiry(end, now), cost)
         if end - now < guard(budget.limit.period):
             # It may reach the provider after the reset: the next window counts it too.
@@ -329,6 +330,10 @@ class Pacer:
             await self._fixed_count(budget, end, following)
             await self._storage().incr(budget.fixed_key(end), self._expiry(following, now), cost)
         return taken <= budget.entries
+
+    def _counted(self, key: str) -> bool:
+        """Whether a fixed window's counter needs no seeding from the store (any more)."""
+        return self.shared or self.seed is None or key in self._seeded
 
     def _expiry(self, end: float, now: float) -> int:
         """Seconds a fixed window's counter is kept: until its end and the guard (whole seconds)."""
@@ -339,7 +344,7 @@ class Pacer:
         the store says was spent since its start."""
         key = budget.fixed_key(start)
         storage = self._storage()
-        if self.shared or self.seed is None or key in self._seeded:
+        if self._counted(key):
             return await storage.get(key)
         self._seeded.add(key)
         try:
