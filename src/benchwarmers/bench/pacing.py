@@ -344,11 +344,12 @@ class Pacer:
         the store says was spent since its start."""
         key = budget.fixed_key(start)
         storage = self._storage()
-        if self._counted(key):
+        seed = self.seed
+        if seed is None or self._counted(key):
             return await storage.get(key)
         self._seeded.add(key)
         try:
-            spent = await self.seed(budget.scope, budget.limit, start) if start <= self.clock() else 0
+            spent = await seed(budget.scope, budget.limit, start) if start <= self.clock() else 0
         except BaseException:
             self._seeded.discard(key)  # read it again next time
             raise
