@@ -84,6 +84,7 @@ class FakeUpstream:
         self._listings: dict[str, _Listing] = {}
         self._passthrough: dict[str, str] = {}
         self._limits: dict[str | None, RateLimit] = {}  # None: the whole endpoint
+        self.clock: Callable[[], float] = time.time  # the wall clock daily allowances reset by
         # What the Anthropic listing says of a model beyond its id (max_input_tokens, capabilities...).
         self.anthropic_facts: dict[str, dict[str, Any]] = {}
         self.anthropic_page = 1000  # the most models a listing page holds, whatever `limit` asks
@@ -125,9 +126,11 @@ class FakeUpstream:
         period: float = 60.0,
         model: str | None = None,
         announce: bool = False,
+        resets: int | None = None,
     ) -> RateLimit:
-        """Enforce a rate limit on one model, or (`model=None`) on every chat call together."""
-        self._limits[model] = RateLimit(requests, tokens, period, announce)
+        """Enforce a rate limit on one model, or (`model=None`) on every chat call together;
+        `resets` (seconds after 00:00 UTC) makes it a fixed daily allowance on `clock`."""
+        self._limits[model] = RateLimit(requests, tokens, 86400 if resets is not None else period, announce, resets)
         return self._limits[model]
 
     @property
@@ -140,6 +143,7 @@ class FakeUpstream:
         self._listings.clear()
         self._passthrough.clear()
         self._limits.clear()
+        self.clock = time.time
         self.anthropic_facts.clear()
         self.anthropic_page = 1000
         self.clear()
@@ -366,7 +370,7 @@ class FakeUpstream:
             missing = Response(404, orjson.dumps(default_error(404, model, token)))
             return await send(writer, speaks(missing, Behaviour(), model, data))
         limits = [limit for key, limit in self._limits.items() if key is None or key == model]
-        refused, announced = admit(limits, model, data, recorded.at)
+        refused, announced = admit(limits, model, data, recorded.at, self.clock())
         if refused is not None:
             recorded.limited = True
             return await send(writer, speaks(refused, behaviour, model, data), announced)

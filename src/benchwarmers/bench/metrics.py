@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,8 +165,10 @@ class Metrics:
 
     # -- exposition --------------------------------------------------------------------------------
 
-    def render(self, owed: int) -> bytes:
-        """Every figure, in the text format; `owed` is the database's count of verdicts owed."""
+    def render(self, owed: int, allowances: Mapping[tuple[str, str], int] | None = None) -> bytes:
+        """Every figure, in the text format; `owed` is the database's count of verdicts owed,
+        `allowances` what is left of each (scope, window) day or month allowance, as this process's
+        pacer counts it (one count for all processes with Redis)."""
         from prometheus_client import CollectorRegistry, generate_latest
 
         if self.multiprocess_dir is None:
@@ -181,6 +183,7 @@ class Metrics:
             extra = registry
         assert extra is not None
         extra.register(_Owed(owed))
+        extra.register(_Allowances(allowances or {}))
         body = generate_latest(registry)
         return body if extra is registry else body + generate_latest(extra)
 
@@ -204,3 +207,22 @@ class _Owed:
         yield GaugeMetricFamily(
             "benchwarmers_verdicts_owed", "Seats answered and not yet judged (the bench's debt).", value=self.owed
         )
+
+
+class _Allowances:
+    """What is left of each day and month allowance, as read at this scrape."""
+
+    def __init__(self, remaining: Mapping[tuple[str, str], int]) -> None:
+        self.remaining = remaining
+
+    def collect(self) -> Iterable[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        family = GaugeMetricFamily(
+            "benchwarmers_allowance_remaining",
+            "Requests or tokens left of a daily or monthly allowance until it resets (scope: model or endpoint).",
+            labels=["scope", "window"],
+        )
+        for (scope, window), left in sorted(self.remaining.items()):
+            family.add_metric([scope, window], left)
+        yield family

@@ -18,6 +18,18 @@ per unit), each call's rounded up, so rounding only ever paces more tightly. Aft
 usage beyond the reservation is counted too, and what a provider's headers say remains of a
 window is believed when it is less than the bench counted (calls made before the limit was known,
 or by other clients of the same key).
+
+Allowances (a day or a month, catalog/pace.py) whose reset is known are fixed windows, counted as
+the provider counts them: from the last reset to the next, in a counter named after the window's
+start (`limits` counters, in memory or Redis), so a slot refused there frees up at the reset
+itself. A slot taken in the guard before a reset counts in the next window too: the call may reach
+the provider after its reset. In memory, a window this process has not counted yet starts from
+the seats the store recorded since the reset (`seed`), so a restart does not hand out the day's
+allowance twice; Redis keeps the counters across restarts itself. Calls that are not seats
+(checks, probes) are not in the store: after a restart they are forgotten, at most a few a day.
+
+Time for the fixed windows and for when slots free up is the pacer's `clock` (injectable: a test
+runs a day in a second); moving windows keep the storage's own clock.
 """
 
 from __future__ import annotations
@@ -26,11 +38,12 @@ import asyncio
 import logging
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol, cast
 
-from benchwarmers.catalog.pace import Limit, parse_window
+from benchwarmers.catalog.pace import DAY, Limit, parse_window
 from benchwarmers.errors import Unavailable
 from benchwarmers.upstream.ratelimits import parse_rate_limits
 
@@ -88,6 +101,10 @@ class _MovingWindows(Protocol):
 
     async def check(self) -> bool: ...
 
+    async def incr(self, key: str, expiry: int, amount: int = 1) -> int: ...
+
+    async def get(self, key: str) -> int: ...
+
 
 def guard(period: int) -> float:
     """How much longer than the provider's period a window is kept."""
@@ -134,6 +151,35 @@ class _Budget:
     def owner(self) -> str:
         return f"{self.scope.kind} {self.scope.name}"
 
+    def fixed_key(self, start: float) -> str:
+        """A fixed window's counter: one per window, named after its start."""
+        return f"{self.key}@{int(start)}"
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """What is left of one day or month window of a scope."""
+
+    scope: Scope
+    limit: Limit
+    used: int  # requests, or tokens
+    resets_at: float | None  # a fixed window's next reset; None: a moving window
+
+    @property
+    def left(self) -> int:
+        return max(0, self.limit.amount - self.used)
+
+    def describe(self) -> str:
+        """`requests-day: 12 of 50 left, resets at 00:00 UTC (2026-12-03T00:00:00+00:00)`."""
+        when = ""
+        if self.resets_at is not None:
+            when = f" ({datetime.fromtimestamp(self.resets_at, UTC).isoformat()})"
+        return f"{self.limit.window}: {self.left:,} of {self.limit.amount:,} left, {self.limit.reset_text()}{when}"
+
+
+# What the store says a scope spent since a moment: (scope, limit, since) → requests or tokens.
+Seed = Callable[[Scope, Limit, float], Awaitable[int]]
+
 
 @dataclass
 class Slot:
@@ -169,8 +215,13 @@ class SharedStoreUnavailable(Unavailable):
 class Pacer:
     """Slots under known limits; one per process, shared by every call it makes."""
 
-    def __init__(self, redis_url: str | None = None) -> None:
+    def __init__(
+        self, redis_url: str | None = None, *, clock: Callable[[], float] = time.time, seed: Seed | None = None
+    ) -> None:
         self.redis_url = redis_url
+        self.clock = clock  # epoch seconds: when fixed windows reset and slots free up
+        self.seed = seed  # what the store says was spent, for a fixed window first counted here
+        self._seeded: set[str] = set()
         self._windows: _MovingWindows | None = None
         # One reservation at a time in this process: checking every limit, then taking from each,
         # is then all-or-nothing here (across processes a race can only waste a slot, never add one).
@@ -236,14 +287,20 @@ class Pacer:
 
     async def _take(self, budgets: list[_Budget], tokens: int) -> Slot | Refusal:
         storage = self._storage()
+        now = self.clock()
         blocked: Refusal | None = None
         for budget in budgets:
-            window = self._window(budget.limit.period)
-            oldest, count = await storage.get_moving_window(budget.key, budget.entries, window)
-            if count + budget.cost(tokens) > budget.entries:
+            cost = budget.cost(tokens)
+            bounds = budget.limit.bounds(now)
+            if bounds is not None:
+                count, frees_at = await self._fixed_count(budget, *bounds), bounds[1]
+            else:
+                window = self._window(budget.limit.period)
+                oldest, count = await storage.get_moving_window(budget.key, budget.entries, window)
                 frees_at = oldest + window
-                if blocked is None or (blocked.frees_at is not None and frees_at > blocked.frees_at):
-                    blocked = Refusal(f"{budget.owner()}'s {budget.limit.describe()} are used up", frees_at)
+            full = count + cost > budget.entries
+            if full and (blocked is None or (blocked.frees_at is not None and frees_at > blocked.frees_at)):
+                blocked = Refusal(f"{budget.owner()}'s {budget.limit.describe()} are used up", frees_at)
         if blocked is not None:
             return blocked
         slot = Slot(tokens=tokens)
@@ -251,29 +308,101 @@ class Pacer:
             cost = budget.cost(tokens)
             if cost == 0:
                 continue
-            window = self._window(budget.limit.period)
-            if not await storage.acquire_entry(budget.key, budget.entries, window, cost):
+            if not await self._acquire(budget, cost, now):
                 # Another process took it between the check and now: what was taken stays taken.
-                return Refusal(f"{budget.owner()}'s {budget.limit.describe()} are used up", time.time() + MIN_GUARD)
+                return Refusal(f"{budget.owner()}'s {budget.limit.describe()} are used up", now + MIN_GUARD)
             slot.taken.append((budget, cost))
         return slot
 
+    async def _acquire(self, budget: _Budget, cost: int, now: float) -> bool:
+        """Take `cost` entries of a budget's window now; False when it had no room."""
+        bounds = budget.limit.bounds(now)
+        if bounds is None:
+            window = self._window(budget.limit.period)
+            return await self._storage().acquire_entry(budget.key, budget.entries, window, cost)
+        start, end = bounds
+        if not self._counted(budget.fixed_key(start)):
+            await self._fixed_count(budget, start, end)  # seeded from the store first
+        taken = await self._storage().incr(budget.fixed_key(start), self._expiry(end, now), cost)
+        if end - now < guard(budget.limit.period):
+            # It may reach the provider after the reset: the next window counts it too.
+            following = (budget.limit.bounds(end) or (end, end))[1]
+            await self._fixed_count(budget, end, following)
+            await self._storage().incr(budget.fixed_key(end), self._expiry(following, now), cost)
+        return taken <= budget.entries
+
+    def _counted(self, key: str) -> bool:
+        """Whether a fixed window's counter needs no seeding from the store (any more)."""
+        return self.shared or self.seed is None or key in self._seeded
+
+    def _expiry(self, end: float, now: float) -> int:
+        """Seconds a fixed window's counter is kept: until its end and the guard (whole seconds)."""
+        return max(1, math.ceil(end - now + MAX_GUARD))
+
+    async def _fixed_count(self, budget: _Budget, start: float, end: float) -> int:
+        """Entries a fixed window holds; in memory, a window first counted here starts from what
+        the store says was spent since its start."""
+        key = budget.fixed_key(start)
+        storage = self._storage()
+        seed = self.seed
+        if seed is None or self._counted(key):
+            return await storage.get(key)
+        self._seeded.add(key)
+        try:
+            spent = await seed(budget.scope, budget.limit, start) if start <= self.clock() else 0
+        except BaseException:
+            self._seeded.discard(key)  # read it again next time
+            raise
+        entries = min(budget.entries, math.ceil(max(0, spent) / budget.unit))
+        if entries > 0:
+            return await storage.incr(key, self._expiry(end, self.clock()), entries)
+        return await storage.get(key)
+
+    async def allowances(self, scopes: Sequence[Scope]) -> list[Allowance]:
+        """What is left of each day and month window of `scopes` (the allowances a free tier runs out of)."""
+        now = self.clock()
+        found: list[Allowance] = []
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        try:
+            async with self._lock:  # a window seeded from the store is read once it is seeded
+                found = await self._allowances(scopes, now)
+        except Exception as exc:
+            log.warning("pacing storage failed (%s); allowances not read", type(exc).__name__)
+        return found
+
+    async def _allowances(self, scopes: Sequence[Scope], now: float) -> list[Allowance]:
+        found: list[Allowance] = []
+        for budget in self._budgets(scopes):
+            if budget.limit.period < DAY:
+                continue
+            bounds = budget.limit.bounds(now)
+            if bounds is None:
+                window = self._window(budget.limit.period)
+                _, count = await self._storage().get_moving_window(budget.key, budget.entries, window)
+            else:
+                count = await self._fixed_count(budget, *bounds)
+            used = min(budget.limit.amount, count * budget.unit)
+            found.append(Allowance(budget.scope, budget.limit, used, bounds[1] if bounds else None))
+        return found
+
     async def wait(self, scopes: Sequence[Scope], tokens: int, deadline: float) -> Slot | Refusal:
         """A slot, waiting for one until `deadline` (epoch seconds); a refusal when none frees up in time."""
-        started, slept = time.time(), False
+        started, slept = self.clock(), False
         while True:
             found = await self.take(scopes, tokens)
             if isinstance(found, Slot):
-                found.waited = time.time() - started if slept else 0.0
+                found.waited = self.clock() - started if slept else 0.0
                 return found
             if found.frees_at is None or found.frees_at > deadline:
                 return found
             slept = True
-            await asyncio.sleep(max(0.0, found.frees_at - time.time()))
+            await asyncio.sleep(max(0.0, found.frees_at - self.clock()))
 
-    async def align(self, model: str, headers: Mapping[str, str]) -> None:
+    async def align(self, model: str, headers: Mapping[str, str], known: Sequence[Limit] = ()) -> None:
         """Believe the provider about what is left of `model`'s windows: where its headers say less
-        remains than this count leaves, take the difference."""
+        remains than this count leaves, take the difference. `known`: the model's limits, whose
+        resets say which of its windows are fixed."""
         info = parse_rate_limits(headers) if headers else None
         if info is None or not info.remaining:
             return
@@ -285,19 +414,30 @@ class Pacer:
                     parsed, remaining = parse_window(window), info.remaining.get(window)
                     if parsed is None or remaining is None or amount <= 0:
                         continue
-                    budget = _Budget.of(Scope("model", model, ()), Limit(parsed[0], parsed[1], amount))
+                    limit = Limit(parsed[0], parsed[1], amount)
+                    limit = next((k for k in known if k.kind == limit.kind and k.period == limit.period), limit)
+                    if limit.amount != amount:
+                        continue  # the user's limit for this window is another: the bench counts under it
+                    budget = _Budget.of(Scope("model", model, ()), limit)
                     await self._fill(budget, budget.entries - remaining // budget.unit)
         except Exception as exc:
             log.warning("pacing storage failed (%s); provider's count not taken", type(exc).__name__)
 
     async def _fill(self, budget: _Budget, used: int) -> None:
         """Make the window hold at least `used` entries, as far as it has room."""
-        window = self._window(budget.limit.period)
-        storage = self._storage()
-        _, count = await storage.get_moving_window(budget.key, budget.entries, window)
+        count = await self._count(budget)
         missing = min(used, budget.entries) - count
         if missing > 0:
-            await storage.acquire_entry(budget.key, budget.entries, window, missing)
+            await self._acquire(budget, missing, self.clock())
+
+    async def _count(self, budget: _Budget) -> int:
+        """Entries the budget's window holds now."""
+        bounds = budget.limit.bounds(self.clock())
+        if bounds is not None:
+            return await self._fixed_count(budget, *bounds)
+        window = self._window(budget.limit.period)
+        _, count = await self._storage().get_moving_window(budget.key, budget.entries, window)
+        return count
 
     async def settle(self, slot: Slot, used: int | None) -> None:
         """Count the tokens a reply says it used beyond what was reserved, as far as each window
@@ -307,14 +447,11 @@ class Pacer:
         tokens = [(budget, cost) for budget, cost in slot.taken if budget.limit.kind == "tokens"]
         if not tokens:
             return
-        storage = self._storage()
         try:
             for budget, cost in tokens:
                 extra = budget.cost(used) - cost
-                window = self._window(budget.limit.period)
-                _, count = await storage.get_moving_window(budget.key, budget.entries, window)
-                room = min(extra, budget.entries - count)
+                room = min(extra, budget.entries - await self._count(budget))
                 if room > 0:
-                    await storage.acquire_entry(budget.key, budget.entries, window, room)
+                    await self._acquire(budget, room, self.clock())
         except Exception as exc:
             log.warning("pacing storage failed (%s); tokens used not counted", type(exc).__name__)

@@ -16,13 +16,15 @@ from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
-from benchwarmers.bench.pacing import Pacer
+from benchwarmers.bench.pacing import Pacer, Scope
 from benchwarmers.bench.panels.estimate import Ratios
 from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing
+from benchwarmers.catalog.pace import Limit
 from benchwarmers.errors import StorageFull, Unavailable
 from benchwarmers.settings import Settings
+from benchwarmers.store import counts
 from benchwarmers.store.changes import CHANGED, config_version
 from benchwarmers.store.db import (
     LogFrames,
@@ -80,7 +82,9 @@ class BenchState:
         self.secrets = SecretBox(settings.home)
         self.upstream = UpstreamPool()
         self.clients = SeatClients(self.upstream, settings.client)
-        self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
+        # Slots under the providers' limits (bench/pacing.py); a day's allowance counted in memory
+        # starts from what the call log says was spent since its reset.
+        self.pacer = Pacer(settings.redis_url, seed=self._spent_since)
         self.history = SeatHistory()
         self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
         self.signal = ConfigSignal(
@@ -105,6 +109,13 @@ class BenchState:
         self.data_folder = data_folder(settings.db_url, settings.home)
         # When a write last found the disk full (monotonic) and where, until a write succeeds: /readyz.
         self.last_full: tuple[float, str] | None = None
+
+    async def _spent_since(self, scope: Scope, limit: Limit, since: float) -> int:
+        alias, endpoint = (scope.name, None) if scope.kind == "model" else (None, scope.name)
+        async with self.read() as conn:
+            return await counts.spent_since(
+                conn, alias=alias, endpoint=endpoint, since=since, tokens=limit.kind == "tokens"
+            )
 
     @property
     def metrics(self) -> Metrics:

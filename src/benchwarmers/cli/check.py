@@ -59,6 +59,8 @@ async def check(
                 console.print(f"recorded for {model['alias']}: {learned}", markup=False)
             if model["note"]:
                 console.print(f"note for {model['alias']}: {model['note']}", markup=False)
+            for allowance in model["allowances"]:
+                console.print(f"allowance of {model['alias']}: {allowance}", markup=False)
         checked = f"{len(found['endpoints'])} endpoints and {len(found['models'])} models"
         problems = found["problems"]
         console.print(

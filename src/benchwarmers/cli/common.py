@@ -161,15 +161,24 @@ RPM = typer.Option(None, "--rpm", help="requests a minute (0 removes your limit)
 TPM = typer.Option(None, "--tpm", help="tokens a minute (0 removes your limit)")
 RPD = typer.Option(None, "--rpd", help="requests a day (0 removes your limit)")
 LIMIT = typer.Option(
-    None, "--limit", help="any window as WINDOW=N, e.g. requests-second=5 or tokens-day=1000000 (repeatable)"
+    None,
+    "--limit",
+    help="any window as WINDOW=N, e.g. requests-second=5 or tokens-day=1000000, and when the daily or monthly "
+    "ones reset: resets-day=00:00 (UTC) or resets-month=1 (repeatable)",
 )
+RESETS = ("resets-day", "resets-month")
 
 
-def rate_windows(rpm: int | None, tpm: int | None, rpd: int | None, limit: Sequence[str] | None) -> dict[str, int]:
+def rate_windows(
+    rpm: int | None, tpm: int | None, rpd: int | None, limit: Sequence[str] | None
+) -> dict[str, int | str]:
     """`--rpm/--tpm/--rpd/--limit` as the windows the bench stores ({} when none was given)."""
-    windows: dict[str, int] = {}
+    windows: dict[str, int | str] = {}
     for given in limit or ():
         name, sep, amount = given.partition("=")
+        if sep and name.strip() in RESETS:
+            windows[name.strip()] = amount.strip()  # checked by the bench: HH:MM or a day of the month
+            continue
         if not sep or not amount.strip().isdigit():
             raise fail(f"--limit takes WINDOW=N, e.g. requests-minute=20 (got {given!r})")
         windows[name.strip()] = int(amount)
@@ -179,5 +188,5 @@ def rate_windows(rpm: int | None, tpm: int | None, rpd: int | None, limit: Seque
     return windows
 
 
-def describe_limits(limits: dict[str, int]) -> str:
-    return ", ".join(f"{window} {amount:,}" for window, amount in limits.items()) or "none"
+def describe_limits(limits: dict[str, int | str]) -> str:
+    return ", ".join(f"{w} {n:,}" if isinstance(n, int) else f"{w} {n}" for w, n in limits.items()) or "none"

@@ -96,6 +96,8 @@ async def show(
         value = orjson.dumps(fact["value"]).decode() if isinstance(fact["value"], dict) else fact["value"]
         rows.append((fact["fact"], value, fact["source"] + (" (in use)" if in_use else ""), when))
     table(None, ["fact", "value", "source", "learned"], rows)
+    for allowance in model["allowances"]:
+        console.print(f"allowance ({allowance['scope']}): {allowance['text']}", markup=False)
 
 
 def free_tier_lines(model: dict) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from benchwarmers.bench.admin.allowances import remaining_by_scope
 from benchwarmers.bench.metrics import CONTENT_TYPE
 from benchwarmers.server.deps import BenchDep, admin_router
 
@@ -18,7 +19,8 @@ router = admin_router()
 )
 async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
-    return Response(bench.state.metrics.render(owed), media_type=CONTENT_TYPE)
+    allowances = await remaining_by_scope(bench.state)
+    return Response(bench.state.metrics.render(owed, allowances), media_type=CONTENT_TYPE)
 
 
 class RequestMetricsMiddleware:

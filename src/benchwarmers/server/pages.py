@@ -27,6 +27,7 @@ from starlette.staticfiles import StaticFiles
 
 from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, for_provider
@@ -228,6 +229,7 @@ async def models_page(request: Request, bench: BenchDep) -> Response:
         "models",
         models=models,
         health={m["alias"]: views.health(m, boards, alerts) for m in models},
+        allowances=await model_allowances(bench.state),  # what is left today, per model (allowance_note.html)
         evidence=views.evidence_by_model(boards),
         prices={alias: price.public() for alias, price in (await bench_cost.price_list(bench.state)).items()},
         status_line=views.status_line,

@@ -115,10 +115,12 @@ class ModelPatch(Body):
     concurrency: int | None = Field(
         None, ge=1, le=1024, description="Calls at once through the llm client (a local plugin model: 1 unless set)."
     )
-    limits: dict[str, int] | None = Field(
+    limits: dict[str, int | str] | None = Field(
         None,
         description='Rate-limit windows calls to it are paced under, e.g. {"requests-minute": 20, '
-        '"tokens-minute": 6000}; they replace what its provider announced for the same window, 0 removes one.',
+        '"tokens-minute": 6000, "requests-day": 50, "resets-day": "00:00"}; they replace what its provider '
+        'announced for the same window, 0 removes one. `resets-day` (UTC "HH:MM") and `resets-month` (a day, '
+        '"1") say when the daily and monthly windows reset ("" removes it; unknown: a moving 24 hours / 30 days).',
     )
 
 

@@ -4,6 +4,8 @@
 - `owed_count`: seats awaiting a verdict, over the whole log; `oldest_owed`: since when.
 - `newest_panel_ids`: what an open Gateway card compares to tell that it should fetch again.
 - `standing_counts`: per model × shape, its seats, errors, empties, verdicts and useful ones.
+- `spent_since`: the calls (or tokens) a model or an endpoint was sent since a moment: what a
+  restarted pacer starts a day's allowance from (bench/pacing.py).
 """
 
 from __future__ import annotations
@@ -124,3 +126,19 @@ async def seat_figures(conn: AsyncConnection, since: float | None = None) -> dic
         elif row.seconds is not None:
             entry["seconds"].append(row.seconds)
     return found
+
+
+async def spent_since(
+    conn: AsyncConnection, *, alias: str | None, endpoint: str | None, since: float, tokens: bool
+) -> int:
+    """Seats called since `since` on `alias` (or every model of `endpoint`): their number, or with
+    `tokens` the tokens their providers reported."""
+    scope = seats.c.alias == alias if alias is not None else seats.c.endpoint == endpoint
+    where = and_(scope, seats.c.created_at >= since, seats.c.status.not_in(NOT_CALLED))
+    if not tokens:
+        return int((await conn.execute(select(func.count()).select_from(seats).where(where))).scalar_one())
+    spent = 0
+    for (usage,) in await conn.execute(select(seats.c.usage).where(where)):
+        total = usage.get("total_tokens") if isinstance(usage, dict) else None
+        spent += total if isinstance(total, int) and not isinstance(total, bool) else 0
+    return spent

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
 from benchwarmers.header_numbers import header_number
@@ -163,3 +163,37 @@ def retry_after_seconds(headers: Mapping[str, str], now: float, *, include_reset
     if exhausted:
         return max(exhausted)
     return min(other) if other else None
+
+
+def reset_moments(headers: Mapping[str, str], now: float) -> dict[str, float]:
+    """When each window resets (epoch seconds), for the windows whose reset header says."""
+    found: dict[str, float] = {}
+    for window, fields in _windows({name.lower(): value for name, value in headers.items()}).items():
+        seconds = _reset_seconds(fields["reset"], now) if "reset" in fields else None
+        if seconds is not None:
+            found[window] = now + seconds
+    return found
+
+
+def daily_reset(headers: Mapping[str, str], now: float) -> str | None:
+    """The fixed UTC hour a provider's daily window resets at, as `resets-day` keeps it ("00:00"),
+    when a day window's reset header names a moment on a whole hour (within 90 s: the header is
+    read a moment after it was written); None when it names none, or another moment (a moving
+    window frees up whenever its oldest call leaves it, at any minute)."""
+    for window, moment in sorted(reset_moments(headers, now).items()):
+        if window.rpartition("-")[2] != "day":
+            continue
+        hour = round(moment / 3600) * 3600
+        if abs(moment - hour) <= 90:
+            return datetime.fromtimestamp(hour, UTC).strftime("%H:00")
+    return None
+
+
+def announced_windows(headers: Mapping[str, str], now: float | None = None) -> dict[str, int | str]:
+    """What a response's headers announce, as a model's `rate_limits` fact keeps it: each window's
+    limit, and `resets-day` when a daily window's reset names a fixed hour (catalog/pace.py)."""
+    announced: dict[str, int | str] = {**parse_rate_limits(headers).limits}
+    reset = daily_reset(headers, datetime.now(UTC).timestamp() if now is None else now)
+    if announced and reset is not None:
+        announced["resets-day"] = reset
+    return announced

@@ -23,6 +23,7 @@ import orjson
 
 from benchwarmers.bench.bounds import CHECK_TIMEOUT
 from benchwarmers.bench.names import close_matches
+from benchwarmers.bench.pacing import scopes_of
 from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot
@@ -70,6 +71,8 @@ class ModelCheck:
     kind: str | None = None  # the failure kind of the one-token call
     free: bool | None = None  # as the catalog (or your override) says; False: its calls cost money
     note: str = ""  # worth knowing though not a problem: a priced model
+    # What is left of its daily and monthly allowances after the check's own call (bench/pacing.py).
+    allowances: list[str] = field(default_factory=list)
 
 
 def _body(model_id: str, content: Any) -> bytes:
@@ -208,6 +211,7 @@ async def probe_model(
     check = ModelCheck(alias, model.endpoint, "ok", "", window=window, window_source=window_source, window_note=note)
     check.free, check.note = model.free, _price_note(model, collections or [])
     text = await _call(state, snapshot, model, PROMPT, per_call)
+    check.allowances = [a.describe() for a in await state.pacer.allowances(scopes_of(snapshot, alias))]
     if text.failure is not None:
         check.kind = text.failure.kind.value
         check.status, check.fix = _text_fix(model, text.failure, collections or [])

@@ -7,11 +7,12 @@ import time
 from typing import Any
 
 from benchwarmers.bench.admin.aliases import apply_renames, check_alias
+from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.evidence.retirement import restore
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
-from benchwarmers.catalog.pace import check_windows, updated_windows
+from benchwarmers.catalog.pace import check_windows, updated_windows, windows_of
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
@@ -111,7 +112,7 @@ class Models:
         return await self.model(alias)
 
 
-def check_limits(given: Any) -> dict[str, int]:
+def check_limits(given: Any) -> dict[str, int | str]:
     """The user's rate-limit windows, checked ({} when none were given)."""
     if given is None:
         return {}
@@ -154,7 +155,7 @@ def model_public(model: Any, now: float, went_paid: frozenset[str] | set[str] = 
         "retired_at": model.retired_at,
         "next_probe_at": model.next_probe_at,
         # What calls to it are paced by: announced limits with the user's in their place (bench/pacing.py).
-        "limits": {limit.window: limit.amount for limit in model.limits},
+        "limits": windows_of(model.limits),
         # Its provider's free tier, from the free-tier file: summary, data use, source and the date checked.
         "free_tier": model.fact("free_tier"),
         "tags": sorted(model.tags),  # provider traits a collection may require or exclude
@@ -177,6 +178,7 @@ async def model_detail(state: BenchState, alias: str) -> dict[str, Any]:
     async with state.read() as conn:
         facts = await roster.facts_of(conn, model.pk)
     data = model_public(model, time.time(), snapshot.went_paid)
+    data["allowances"] = (await model_allowances(state, [alias])).get(alias, [])
     data["sources"] = sorted(
         ({"fact": f["fact"], "source": f["source"], "value": f["value"], "learned_at": f["learned_at"]} for f in facts),
         key=lambda f: (f["fact"], f["source"]),

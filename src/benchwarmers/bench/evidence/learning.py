@@ -19,7 +19,7 @@ from benchwarmers.bench.panels.parse import request_text
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, caused_by_request, context_limit_in
-from benchwarmers.upstream.ratelimits import parse_rate_limits
+from benchwarmers.upstream.ratelimits import announced_windows
 
 if TYPE_CHECKING:
     from benchwarmers.bench.history import SeatHistory
@@ -70,16 +70,16 @@ def stated_window(error: str, limit: int | None, request_text: str) -> int | Non
     return limit
 
 
-def merged_limits(known: Any, headers: Mapping[str, str]) -> dict[str, int] | None:
+def merged_limits(known: Any, headers: Mapping[str, str], now: float | None = None) -> dict[str, int | str] | None:
     """The model's known rate limits updated from one response's headers; None when nothing changed.
 
-    Limits are kept per window (`requests`, `tokens`, `requests-day`, `tokens-minute`, `req-minute`...);
-    what remains of them changes on every call and is not kept. A response that names only some
-    windows leaves the others as they were.
+    Limits are kept per window (`requests`, `tokens`, `requests-day`, `tokens-minute`, `req-minute`...),
+    with `resets-day` when a reset names a fixed hour; what remains changes on every call and is not
+    kept. A response that names only some windows leaves the others as they were.
     """
     if not headers:
         return None
-    announced = parse_rate_limits(headers).limits
+    announced = announced_windows(headers, now)
     if not announced:
         return None
     current = dict(known) if isinstance(known, Mapping) else {}

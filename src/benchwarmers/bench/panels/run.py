@@ -168,7 +168,7 @@ async def call_model(
         # A tool call is an answer: a seat that only calls a tool answered.
         outcome.status = "ok" if result.answer.strip() or result.tool_calls else "empty"
         await pacer.settle(pace, used_tokens(result.usage))
-    await pacer.align(alias, outcome.headers)
+    await pacer.align(alias, outcome.headers, model.limits)
     outcome.seconds = round(time.perf_counter() - started, 3)
     return outcome
 

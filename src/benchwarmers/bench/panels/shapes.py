@@ -241,6 +241,6 @@ async def ask_decision_model(
         return shape, confidence, orjson.dumps(data).decode()
     result = await clients.chat(view, body, float(snapshot.gateway["decision_timeout"]))
     await pacer.settle(slot, used_tokens(result.usage))
-    await pacer.align(model.alias, result.headers)
+    await pacer.align(model.alias, result.headers, model.limits)
     shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
     return shape, confidence, result.answer
