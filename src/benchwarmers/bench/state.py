@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from benchwarmers.bench.budgets import Budgets
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
@@ -82,6 +83,7 @@ class BenchState:
         self.clients = SeatClients(self.upstream, settings.client)
         self.pacer = Pacer(settings.redis_url)  # slots under the providers' limits (bench/pacing.py)
         self.history = SeatHistory()
+        self.budgets = Budgets(self)  # daily budgets' tallies, corrected from the store (bench/budgets.py)
         self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
         self.signal = ConfigSignal(
             settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url

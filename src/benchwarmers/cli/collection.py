@@ -28,6 +28,8 @@ def _options(
     max_explorers: int | None,
     max_calls: int | None,
     auto_swap: bool | None = None,
+    daily_panels: int | None = None,
+    daily_tokens: int | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -39,6 +41,8 @@ def _options(
         "max_explorers": max_explorers,
         "max_calls": max_calls,
         "auto_swap": auto_swap,
+        "daily_panels": daily_panels,
+        "daily_tokens": daily_tokens,
     }
 
 
@@ -58,6 +62,13 @@ AUTO_SWAP = typer.Option(
     help="let the bench swap a member for a decisively better explorer itself (see `benchwarmers advise`)",
 )
 
+DAILY_PANELS = typer.Option(
+    None, "--daily-panels", help="panels a day it may answer, refused (429) until the reset after that; 0: no budget"
+)
+DAILY_TOKENS = typer.Option(
+    None, "--daily-tokens", help="tokens a day its seats may spend, as they report them; 0: no budget"
+)
+
 
 @app.command("add")
 @with_bench
@@ -73,9 +84,13 @@ async def add(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    daily_panels: int = DAILY_PANELS,
+    daily_tokens: int = DAILY_TOKENS,
 ) -> None:
     """Create a collection."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(
+        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, daily_panels, daily_tokens
+    )
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
     console.print(
@@ -105,9 +120,13 @@ async def edit(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    daily_panels: int = DAILY_PANELS,
+    daily_tokens: int = DAILY_TOKENS,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(
+        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, daily_panels, daily_tokens
+    )
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
     await _warn(bench, edited)

@@ -18,7 +18,8 @@ router = admin_router()
 )
 async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
-    return Response(bench.state.metrics.render(owed), media_type=CONTENT_TYPE)
+    budgets = await bench.state.budgets.today()
+    return Response(bench.state.metrics.render(owed, budgets), media_type=CONTENT_TYPE)
 
 
 class RequestMetricsMiddleware:

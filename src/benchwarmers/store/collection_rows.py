@@ -26,6 +26,8 @@ def collection_fields(collection: Mapping[str, Any]) -> CollectionFields:
         "max_explorers": collection["max_explorers"],
         "max_calls": collection["max_calls"],
         "auto_swap": bool(collection.get("auto_swap", False)),
+        "daily_panels": collection.get("daily_panels"),
+        "daily_tokens": collection.get("daily_tokens"),
     }
 
 

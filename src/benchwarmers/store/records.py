@@ -24,6 +24,8 @@ class CollectionFields(TypedDict):
     max_explorers: int | None  # None: the gateway's limit
     max_calls: int | None
     auto_swap: bool  # the bench swaps a member for a decisively better explorer itself
+    daily_panels: int | None  # daily budgets (bench/budgets.py); None: no budget
+    daily_tokens: int | None
 
 
 class Collection(CollectionFields):

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from benchwarmers.bench.budget_rules import check_budget
 from benchwarmers.bench.names import collection_name, suggest, unknown_shape
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store.records import CollectionFields
@@ -81,6 +82,8 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         "max_explorers": limits["max_explorers"],
         "max_calls": limits["max_calls"],
         "auto_swap": auto_swap,
+        "daily_panels": check_budget(data.get("daily_panels"), "daily_panels"),
+        "daily_tokens": check_budget(data.get("daily_tokens"), "daily_tokens"),
     }
 
 

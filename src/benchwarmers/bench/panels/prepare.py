@@ -252,6 +252,8 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "max_explorers": 0,
         "max_calls": 1,
         "auto_swap": False,
+        "daily_panels": None,
+        "daily_tokens": None,
         "created_at": 0.0,
     }
 
