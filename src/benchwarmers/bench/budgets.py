@@ -219,19 +219,18 @@ class Budgets:
     def _refusal(budget: Budget, tally: Tally, now: float, resets: float) -> BudgetExhausted:
         wait = max(1, math.ceil(resets - now))
         at = datetime.fromtimestamp(resets, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        if budget.panels is not None and tally.panels + tally.pending >= budget.panels:
-            spent = f"{tally.panels + tally.pending:,} of its {budget.panels:,} panels a day"
+        used = tally.panels + tally.pending
+        unit = "panels" if budget.panels is not None and used >= budget.panels else "tokens"
+        spent = f"{used:,} of its {budget.panels:,} panels today" if unit == "panels" else ""
+        if unit == "tokens":
+            spent = f"{tally.tokens:,} of its {budget.tokens or 0:,} tokens today"
+        if budget.kind == "suite":
+            command = "benchwarmers gateway set --suite-daily-panels N"
         else:
-            spent = f"{tally.tokens:,} of its {budget.tokens or 0:,} tokens a day"
-        fix = (
-            "`benchwarmers gateway set --suite-daily-panels N` raises it"
-            if budget.kind == "suite"
-            else f"`benchwarmers {'collection' if budget.kind == 'collection' else 'key'} edit {budget.name} "
-            "--daily-panels N` (or --daily-tokens N) raises it"
-        )
+            command = f"benchwarmers {budget.kind} edit {budget.name} --daily-{unit} N"  # collection | key
         return BudgetExhausted(
-            f"the daily budget of {budget.label} is spent: {spent} were used today; it resets at {at} "
-            f"(in {wait} s). No model was called; retry after the reset, or {fix}.",
+            f"the daily budget of {budget.label} is spent: {spent}. It resets at {at} (in {wait} s). "
+            f"No model was called: retry after the reset, or raise the budget with `{command}`.",
             code="budget_exhausted",
             headers={"Retry-After": str(wait), "x-should-retry": "false"},
         )
