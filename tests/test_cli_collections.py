@@ -65,6 +65,8 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         "max_explorers": None,
         "max_calls": None,
         "auto_swap": False,
+        "daily_panels": None,
+        "daily_tokens": None,
     }
     assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
         0,
