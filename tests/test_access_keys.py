@@ -210,7 +210,8 @@ def test_cli_key_create_list_revoke(keyed, monkeypatch):
     listed = runner.invoke(app, ["key", "list"])
     assert listed.exit_code == 0
     assert re.search(
-        rf"ci\s+│\s+…{re.escape(key[-4:])}\s+│\s+bench/alpha\s+│\s+10\s+│\s+none\s+│\s+never\s+│\s+active", listed.stdout
+        rf"ci\s+│\s+…{re.escape(key[-4:])}\s+│\s+bench/alpha\s+│\s+10\s+│\s+none\s+│\s+never\s+│\s+active",
+        listed.stdout,
     )
     assert key not in listed.stdout
     as_json = orjson.loads(runner.invoke(app, ["key", "list", "--json"]).stdout)

@@ -5,6 +5,7 @@ at the day's reset hour (clock injected), set from the CLI and the API, shown in
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -210,7 +211,7 @@ def test_a_token_budget_refuses_once_the_seats_reported_it_spent(server, fake):
     assert message.endswith("`benchwarmers key edit tokens --daily-tokens N`.")
 
 
-def test_key_budgets_through_the_api_and_shown_in_budgets_and_metrics(server, fake):
+def test_key_budgets_through_the_api_and_shown_on_settings_and_in_metrics(server, fake):
     clock = _hold_clock(server)
     admin = server.admin_headers()
     made = httpx2.post(f"{server.url}/api/keys", json={"name": "app", "daily_panels": 5}, headers=admin)
@@ -235,6 +236,12 @@ def test_key_budgets_through_the_api_and_shown_in_budgets_and_metrics(server, fa
         "tokens": spent_tokens,
         "resets_at": next_reset(clock.now),
     }
+    session = httpx2.post(f"{server.url}/login", data={"token": server.dashboard_token(), "next": "/settings"})
+    page = httpx2.get(f"{server.url}/settings", cookies={"bw_session": session.cookies["bw_session"]}).text
+    row = re.search(r'<tr data-budget="key:app">(.*?)</tr>', page, re.S)
+    assert row is not None
+    cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row.group(1), re.S)]
+    assert cells[:3] == ["key app", "2 / 5", f"{spent_tokens:,} / 100,000"]
     metrics = httpx2.get(f"{server.url}/metrics", headers=admin).text
     assert 'benchwarmers_budget_limit{kind="key",name="app",unit="panels"} 5.0' in metrics
     assert 'benchwarmers_budget_spent{kind="key",name="app",unit="panels"} 2.0' in metrics
