@@ -104,6 +104,7 @@ def test_a_key_with_ten_panels_a_day_gets_its_eleventh_refused_before_any_call(s
     assert _ask(server, other, "hi").status_code == 200
 
 
+@pytest.mark.sqlite_only
 def test_the_day_resets_at_the_reset_hour(server, fake):
     clock = _hold_clock(server)
     key, _ = server.admin(lambda bench: bench.keys.create("daily", daily_panels=2))
@@ -166,6 +167,7 @@ def _panel_row(panel_id: str, at: float, caller: str) -> dict[str, object]:
     }
 
 
+@pytest.mark.sqlite_only
 def test_the_reset_hour_setting_moves_the_day():
     at = datetime(2026, 12, 2, 5, 30, tzinfo=UTC).timestamp()
     assert day_start(at) == datetime(2026, 12, 2, tzinfo=UTC).timestamp()
@@ -174,6 +176,7 @@ def test_the_reset_hour_setting_moves_the_day():
     assert next_reset(at, 5) == datetime(2026, 12, 3, 5, tzinfo=UTC).timestamp()
 
 
+@pytest.mark.sqlite_only
 def test_a_collection_budget_set_from_the_cli_refuses_every_caller(server, fake, monkeypatch):
     clock = _hold_clock(server)
     monkeypatch.setenv("BENCHWARMERS_HOME", str(server.settings.home))
@@ -211,6 +214,7 @@ def test_a_token_budget_refuses_once_the_seats_reported_it_spent(server, fake):
     assert message.endswith("`benchwarmers key edit tokens --daily-tokens N`.")
 
 
+@pytest.mark.sqlite_only
 def test_key_budgets_through_the_api_and_shown_on_settings_and_in_metrics(server, fake):
     clock = _hold_clock(server)
     admin = server.admin_headers()
@@ -248,6 +252,7 @@ def test_key_budgets_through_the_api_and_shown_on_settings_and_in_metrics(server
     assert f'benchwarmers_budget_spent{{kind="key",name="app",unit="tokens"}} {float(spent_tokens)}' in metrics
 
 
+@pytest.mark.sqlite_only
 def test_two_servers_on_one_database_share_one_budget(tmp_path, fake):
     first = BenchServer(tmp_path / "shared", require_keys=True).start()
     second = BenchServer(tmp_path / "shared", require_keys=True).start()
@@ -264,6 +269,7 @@ def test_two_servers_on_one_database_share_one_budget(tmp_path, fake):
         second.stop()
 
 
+@pytest.mark.sqlite_only
 def test_budgets_refuse_wrong_values(server):
     async def wrong(bench: Bench) -> str:
         try:
@@ -275,3 +281,26 @@ def test_budgets_refuse_wrong_values(server):
     assert server.admin(wrong) == (
         "daily_panels must be a whole number from 1 to 1,000,000,000 a day, or 0 (or null) for no budget"
     )
+
+
+@pytest.mark.sqlite_only
+def test_key_budgets_from_the_cli(server, monkeypatch):
+    monkeypatch.setenv("BENCHWARMERS_HOME", str(server.settings.home))
+    runner = CliRunner()
+    made = runner.invoke(app, ["key", "create", "ci", "--daily-panels", "10"])
+    assert made.exit_code == 0
+    assert made.stderr == (
+        "key 'ci' made (all collections, 10 panels a day). It is shown only this once: send it as "
+        "Authorization: Bearer <key>.\n"
+    )
+    edited = runner.invoke(app, ["key", "edit", "ci", "--daily-panels", "20", "--daily-tokens", "5000"])
+    assert (edited.exit_code, edited.stdout) == (0, "key 'ci': no rate limit, 20 panels a day, 5,000 tokens a day\n")
+    cleared = runner.invoke(app, ["key", "edit", "ci", "--daily-panels", "0", "--rpm", "30"])
+    assert (cleared.exit_code, cleared.stdout) == (0, "key 'ci': 30 requests a minute, 5,000 tokens a day\n")
+    wrong = runner.invoke(app, ["key", "edit", "ci", "--daily-tokens", "-5"])
+    assert (wrong.exit_code, wrong.stderr) == (
+        1,
+        "error: daily_tokens must be a whole number from 1 to 1,000,000,000 a day, or 0 (or null) for no budget\n",
+    )
+    missing = runner.invoke(app, ["key", "edit", "cj", "--daily-panels", "1"])
+    assert (missing.exit_code, missing.stderr) == (1, "error: no gateway key named 'cj'. Did you mean ci?\n")
