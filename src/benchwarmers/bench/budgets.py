@@ -174,7 +174,7 @@ class Budgets:
         gateway = (await self.state.snapshot()).gateway
         hour = int(gateway.get("budget_reset_hour", 0))
         now = self.clock()
-        tally = await self._sync(budget, day_start(now, hour))
+        tally = await self._sync(budget, day_start(now, hour), hot=False)
         return {
             "kind": budget.kind,
             "name": budget.name,
@@ -197,13 +197,16 @@ class Budgets:
             tally = await self._sync(budget, since)
         return tally
 
-    async def _sync(self, budget: Budget, since: float) -> Tally:
+    async def _sync(self, budget: Budget, since: float, *, hot: bool = True) -> Tally:
+        """The budget's tally read from the store; on the request path (`hot`) a panels-only budget's
+        tokens are not summed (shown on Settings and in /metrics, they are)."""
         column, name = budget.subject
+        counted = budget.tokens is not None or not hot
         async with self.state.read() as conn:
             if column == "collection":
-                panels, tokens = await budget_rows.spent(conn, since=since, collection=name)
+                panels, tokens = await budget_rows.spent(conn, since=since, collection=name, tokens=counted)
             else:
-                panels, tokens = await budget_rows.spent(conn, since=since, caller=name)
+                panels, tokens = await budget_rows.spent(conn, since=since, caller=name, tokens=counted)
         old = self._tallies.get(budget.subject)
         pending = old.pending if old is not None else 0
         tally = Tally(since=since, panels=panels, tokens=tokens, synced=time.monotonic(), pending=pending)
