@@ -81,7 +81,14 @@ def test_a_key_is_stored_as_its_sha256_and_logged_without_it(keyed):
 
     [change] = keyed.admin(changes)
     assert (change["action"], change["name"], change["actor"]) == ("create", "ci", "test")
-    assert change["after"] == {"name": "ci", "last4": key[-4:], "collections": ["alpha", "beta"], "rpm": 30}
+    assert change["after"] == {
+        "name": "ci",
+        "last4": key[-4:],
+        "collections": ["alpha", "beta"],
+        "rpm": 30,
+        "daily_panels": None,
+        "daily_tokens": None,
+    }
     logged = repr(change)
     assert key not in logged and row["sha256"] not in logged
 
@@ -115,6 +122,8 @@ def test_api_keys_make_list_and_revoke(keyed, client):
         "last4": key[-4:],
         "collections": ["alpha"],
         "rpm": 5,
+        "daily_panels": None,
+        "daily_tokens": None,
         "created_at": body["created_at"],
         "last_used_at": None,
         "revoked_at": None,
@@ -201,7 +210,8 @@ def test_cli_key_create_list_revoke(keyed, monkeypatch):
     listed = runner.invoke(app, ["key", "list"])
     assert listed.exit_code == 0
     assert re.search(
-        rf"ci\s+│\s+…{re.escape(key[-4:])}\s+│\s+bench/alpha\s+│\s+10\s+│\s+never\s+│\s+active", listed.stdout
+        rf"ci\s+│\s+…{re.escape(key[-4:])}\s+│\s+bench/alpha\s+│\s+10\s+│\s+none\s+│\s+never\s+│\s+active",
+        listed.stdout,
     )
     assert key not in listed.stdout
     as_json = orjson.loads(runner.invoke(app, ["key", "list", "--json"]).stdout)

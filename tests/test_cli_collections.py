@@ -67,6 +67,8 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         "auto_swap": False,
         "require_tags": [],
         "exclude_tags": [],
+        "daily_panels": None,
+        "daily_tokens": None,
     }
     assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
         0,

@@ -45,6 +45,8 @@ def test_collections_are_made_replaced_and_deleted_with_every_change_logged(benc
         "auto_swap": False,
         "require_tags": [],
         "exclude_tags": [],
+        "daily_panels": None,
+        "daily_tokens": None,
         "warnings": [],
     }
     listed = httpx2.get(url).json()["data"]

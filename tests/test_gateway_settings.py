@@ -39,6 +39,8 @@ DEFAULTS = {
     "owed_days": 7,
     "answer_cap_kb": 1024,
     "retention_days": 0,
+    "budget_reset_hour": 0,
+    "suite_daily_panels": 0,
 }
 BOUNDS = {
     "max_explorers": (0, 20),
@@ -55,6 +57,8 @@ BOUNDS = {
     "owed_days": (0, 365),
     "answer_cap_kb": (16, 16_384),
     "retention_days": (0, 36500),
+    "budget_reset_hour": (0, 23),
+    "suite_daily_panels": (0, 1_000_000),
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
 CONCURRENCY_ZERO = "endpoint_concurrency must be a whole number from 1 to 1024 (got 0)"
@@ -136,7 +140,7 @@ def test_an_unknown_setting_is_refused_with_the_known_ones():
     assert (error.message, error.param) == (
         "unknown gateway setting(s): colour; expected: max_explorers, max_calls, explorer_floor, epsilon, "
         "seat_timeout, decision_timeout, ping_interval, replay_window, endpoint_concurrency, failing_after, "
-        "owed_after, owed_days, answer_cap_kb, retention_days",
+        "owed_after, owed_days, answer_cap_kb, retention_days, budget_reset_hour, suite_daily_panels",
         "colour",
     )
 
@@ -170,7 +174,7 @@ def test_a_change_from_the_cli_round_trips(cli):
         0,
         "max_explorers 2, max_calls 5, explorer_floor 0.5, epsilon 0.2, seat_timeout 120, decision_timeout 5, "
         "ping_interval 2.5, replay_window 600, endpoint_concurrency 8, failing_after 5, owed_after 20, owed_days 7, "
-        "answer_cap_kb 1024, retention_days 0\n",
+        "answer_cap_kb 1024, retention_days 0, budget_reset_hour 0, suite_daily_panels 0\n",
     )
     code, out = cli("gateway", "show", "--json")
     assert (code, orjson.loads(out)) == (0, {**DEFAULTS, "ping_interval": 2.5, "endpoint_concurrency": 8})

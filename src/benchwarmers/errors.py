@@ -83,6 +83,13 @@ class RateLimited(BenchError):
     code = "rate_limit_exceeded"
 
 
+class BudgetExhausted(RateLimited):
+    """A daily budget (a collection's, a gateway key's, the suite's) is spent: refused before any model is
+    called, with Retry-After at the budget's reset (bench/budgets.py)."""
+
+    code = "budget_exhausted"
+
+
 class Unavailable(BenchError):
     status = 503
     type = "server_error"

@@ -13,3 +13,5 @@ class Caller:
     collections: frozenset[str] | None = None  # None = every collection
     judges_own_only: bool = False
     rpm: int | None = None  # the gateway key's panels a minute (None = no limit)
+    daily_panels: int | None = None  # the gateway key's daily budgets (bench/budgets.py; None = none)
+    daily_tokens: int | None = None

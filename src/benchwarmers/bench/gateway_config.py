@@ -118,6 +118,17 @@ class GatewaySettings(BaseModel):
     retention_days: int = Field(
         0, ge=0, le=36_500, description="days prompts and answers are kept (purged daily by the server); 0 keeps them"
     )
+    # Daily budgets (bench/budgets.py) restart at this hour; most providers reset free tiers at 00:00 UTC.
+    budget_reset_hour: int = Field(
+        0, ge=0, le=23, description="hour (UTC) at which the daily budgets of collections, keys and the suite restart"
+    )
+    # The suite must not spend the day's free allowance before the user's own work runs.
+    suite_daily_panels: int = Field(
+        0,
+        ge=0,
+        le=1_000_000,
+        description="panels the suite's runs may make a day; a run that reaches it stops, resumable; 0: no budget",
+    )
 
 
 FIELDS: tuple[str, ...] = tuple(GatewaySettings.model_fields)

@@ -165,10 +165,13 @@ class Metrics:
 
     # -- exposition --------------------------------------------------------------------------------
 
-    def render(self, owed: int, allowances: Mapping[tuple[str, str], int] | None = None) -> bytes:
+    def render(
+        self, owed: int, allowances: Mapping[tuple[str, str], int] | None = None, budgets: Iterable[dict[str, Any]] = ()
+    ) -> bytes:
         """Every figure, in the text format; `owed` is the database's count of verdicts owed,
         `allowances` what is left of each (scope, window) day or month allowance, as this process's
-        pacer counts it (one count for all processes with Redis)."""
+        pacer counts it (one count for all processes with Redis), and `budgets` the daily budgets with
+        what each spent today (bench/budgets.py `today`)."""
         from prometheus_client import CollectorRegistry, generate_latest
 
         if self.multiprocess_dir is None:
@@ -184,6 +187,7 @@ class Metrics:
         assert extra is not None
         extra.register(_Owed(owed))
         extra.register(_Allowances(allowances or {}))
+        extra.register(_Budgets(list(budgets)))
         body = generate_latest(registry)
         return body if extra is registry else body + generate_latest(extra)
 
@@ -226,3 +230,33 @@ class _Allowances:
         for (scope, window), left in sorted(self.remaining.items()):
             family.add_metric([scope, window], left)
         yield family
+
+
+class _Budgets:
+    """Each daily budget and what it spent since its reset, as read at this scrape (the store's)."""
+
+    def __init__(self, budgets: list[dict[str, Any]]) -> None:
+        self.budgets = budgets
+
+    def collect(self) -> Iterable[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        labels = ["kind", "name", "unit"]
+        limit = GaugeMetricFamily(
+            "benchwarmers_budget_limit", "A daily budget (collection, key, suite), in panels or tokens.", labels=labels
+        )
+        spent = GaugeMetricFamily(
+            "benchwarmers_budget_spent", "What a daily budget spent since its last reset.", labels=labels
+        )
+        resets = GaugeMetricFamily(
+            "benchwarmers_budget_resets_at", "When a daily budget next resets (Unix time).", labels=["kind", "name"]
+        )
+        for budget in self.budgets:
+            for unit in ("panels", "tokens"):
+                if budget[f"daily_{unit}"] is not None:
+                    limit.add_metric([budget["kind"], budget["name"], unit], budget[f"daily_{unit}"])
+                    spent.add_metric([budget["kind"], budget["name"], unit], budget[unit])
+            resets.add_metric([budget["kind"], budget["name"]], budget["resets_at"])
+        yield limit
+        yield spent
+        yield resets

@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from benchwarmers.bench.budgets import Budgets
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
@@ -86,6 +87,7 @@ class BenchState:
         # starts from what the call log says was spent since its reset.
         self.pacer = Pacer(settings.redis_url, seed=self._spent_since)
         self.history = SeatHistory()
+        self.budgets = Budgets(self)  # daily budgets' tallies, corrected from the store (bench/budgets.py)
         self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
         self.signal = ConfigSignal(
             settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url

@@ -14,6 +14,7 @@ call never happened, so nothing is repeated); in a panel it is recorded as not c
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -37,7 +38,7 @@ from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.suite_record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
 from benchwarmers.bench.suite_report import model_rows, planned_units, run_trend, task_view
 from benchwarmers.bench.suite_report import report as build_report
-from benchwarmers.errors import InvalidRequest, NotFound, TooLarge
+from benchwarmers.errors import BudgetExhausted, InvalidRequest, NotFound, TooLarge
 from benchwarmers.store import calls
 from benchwarmers.store import suite as store
 from benchwarmers.suite.estimate import describe_seconds, seconds_needed, tokens_for
@@ -51,6 +52,8 @@ JUDGE_RUBRIC = (
     "Known defect: {mechanism}\n\nClaim: {claim}\n\n"
     "Does the claim identify this defect's cause (not only its location)? Answer with one word: yes or no."
 )
+
+log = logging.getLogger("benchwarmers.suite")
 
 
 def _check_target(snapshot: Snapshot, collection: str, models: Sequence[str]) -> None:
@@ -251,8 +254,10 @@ class SuiteRuns:
             found = [(run, await store.results(conn, run["id"])) for run in runs]
         return run_trend([(run, model_rows(rows, run_tasks(run))) for run, rows in found])
 
-    async def run(self, run_id: str, progress: Progress | None = None) -> None:
-        """Do every unit of the run that has no results yet, in order; mark the run finished."""
+    async def run(self, run_id: str, progress: Progress | None = None) -> str | None:
+        """Do every unit of the run that has no results yet, in order; mark the run finished. A daily
+        budget that runs out stops it cleanly before the next unit: the run stays unfinished (resumable)
+        and what the refusal said is returned; None when the run finished."""
         run = await self.get(run_id)
         plan = run["plan"]
         tasks = run_tasks(run)
@@ -265,9 +270,15 @@ class SuiteRuns:
             if (unit.task, unit.attempt, unit.alias) in done:
                 await _report(progress, UnitDone(unit, 0, 0, skipped=True))
                 continue
-            await _report(progress, await self._do(run_id, plan, unit, tasks[unit.task]))
+            try:
+                done_now = await self._do(run_id, plan, unit, tasks[unit.task])
+            except BudgetExhausted as exc:
+                log.info("suite run %s stopped: %s", run_id, exc.message)
+                return exc.message
+            await _report(progress, done_now)
         async with self.state.write() as conn:
             await store.finish_run(conn, run_id)
+        return None
 
     async def _do(self, run_id: str, plan: dict[str, Any], unit: Unit, task: Task) -> UnitDone:
         key = unit.key(run_id)

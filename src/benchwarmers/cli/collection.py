@@ -30,6 +30,8 @@ def _options(
     auto_swap: bool | None = None,
     require_tag: list[str] | None = None,
     exclude_tag: list[str] | None = None,
+    daily_panels: int | None = None,
+    daily_tokens: int | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -43,6 +45,8 @@ def _options(
         "auto_swap": auto_swap,
         "require_tags": require_tag or None,
         "exclude_tags": exclude_tag or None,
+        "daily_panels": daily_panels,
+        "daily_tokens": daily_tokens,
     }
 
 
@@ -70,6 +74,13 @@ AUTO_SWAP = typer.Option(
     help="let the bench swap a member for a decisively better explorer itself (see `benchwarmers advise`)",
 )
 
+DAILY_PANELS = typer.Option(
+    None, "--daily-panels", help="panels a day it may answer, refused (429) until the reset after that; 0: no budget"
+)
+DAILY_TOKENS = typer.Option(
+    None, "--daily-tokens", help="tokens a day its seats may spend, as they report them; 0: no budget"
+)
+
 
 @app.command("add")
 @with_bench
@@ -87,10 +98,24 @@ async def add(
     auto_swap: bool = AUTO_SWAP,
     require_tag: list[str] = REQUIRE_TAG,
     exclude_tag: list[str] = EXCLUDE_TAG,
+    daily_panels: int = DAILY_PANELS,
+    daily_tokens: int = DAILY_TOKENS,
 ) -> None:
     """Create a collection."""
     options = _options(
-        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, require_tag, exclude_tag
+        member,
+        description,
+        tag,
+        shape,
+        reply,
+        merger,
+        max_explorers,
+        max_calls,
+        auto_swap,
+        require_tag,
+        exclude_tag,
+        daily_panels,
+        daily_tokens,
     )
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
@@ -123,10 +148,24 @@ async def edit(
     auto_swap: bool = AUTO_SWAP,
     require_tag: list[str] = REQUIRE_TAG,
     exclude_tag: list[str] = EXCLUDE_TAG,
+    daily_panels: int = DAILY_PANELS,
+    daily_tokens: int = DAILY_TOKENS,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
     options = _options(
-        member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, require_tag, exclude_tag
+        member,
+        description,
+        tag,
+        shape,
+        reply,
+        merger,
+        max_explorers,
+        max_calls,
+        auto_swap,
+        require_tag,
+        exclude_tag,
+        daily_panels,
+        daily_tokens,
     )
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)

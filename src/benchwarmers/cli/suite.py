@@ -187,7 +187,11 @@ async def run(
             counts["skips"] += done.skips
             progress.update(bar, advance=1, description=f"{done.unit.task} ({counts['hits']} hits)")
 
-        await bench.suite.run(run_id, advance)
+        stopped = await bench.suite.run(run_id, advance)
+    if stopped is not None:
+        err_console.print(f"run {run_id} stopped: {stopped}", markup=False)
+        console.print(f"resume it with `benchwarmers suite run --resume {run_id}`", markup=False)
+        return
     skips = f", {counts['skips']} skipped (too large for the model)" if counts["skips"] else ""
     console.print(
         f"run {run_id} done: {counts['seats']} seat(s) graded now{skips}; `benchwarmers suite report {run_id}`"

@@ -1,4 +1,4 @@
-"""`/api/keys`: gateway keys for the dashboard's Settings page (list, make, revoke).
+"""`/api/keys`: gateway keys for the dashboard's Settings page (list, make, edit, revoke); `/api/budgets`.
 
 A new key is in the POST reply and nowhere else: the reply is marked no-store.
 """
@@ -13,7 +13,7 @@ from starlette.responses import Response
 from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
 from benchwarmers.server.params import Flag, flag
 from benchwarmers.server.responses import json_response
-from benchwarmers.server.schemas import KeyCreate, error_responses
+from benchwarmers.server.schemas import KeyCreate, KeyPatch, error_responses
 
 router = admin_router()
 
@@ -29,8 +29,28 @@ async def list_keys(bench: BenchDep, revoked: Annotated[Flag, flag("Revoked keys
 async def create_key(
     admin: Admin, bench: BenchDep, body: Annotated[KeyCreate, Depends(JsonBody(KeyCreate, BODY_CAP))]
 ) -> Response:
-    key, record = await bench.keys.create(body.name, body.collections, body.rpm, actor=admin)
+    key, record = await bench.keys.create(
+        body.name,
+        body.collections,
+        body.rpm,
+        daily_panels=body.daily_panels,
+        daily_tokens=body.daily_tokens,
+        actor=admin,
+    )
     return json_response({**record, "key": key}, status=201, headers={"cache-control": "no-store"})
+
+
+@router.patch("/api/keys/{name}", responses=error_responses(404, 409))
+async def edit_key(
+    name: str, admin: Admin, bench: BenchDep, body: Annotated[KeyPatch, Depends(JsonBody(KeyPatch, BODY_CAP))]
+) -> Response:
+    return json_response(await bench.keys.edit(name, actor=admin, **body.model_dump()))
+
+
+@router.get("/api/budgets")
+async def budgets(bench: BenchDep) -> Response:
+    """Every daily budget: what it allows, what it spent since its reset, when it resets."""
+    return json_response({"object": "list", "data": await bench.state.budgets.today()})
 
 
 @router.delete("/api/keys/{name}", responses=error_responses(409))

@@ -20,7 +20,8 @@ router = admin_router()
 async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
     allowances = await remaining_by_scope(bench.state)
-    return Response(bench.state.metrics.render(owed, allowances), media_type=CONTENT_TYPE)
+    budgets = await bench.state.budgets.today()
+    return Response(bench.state.metrics.render(owed, allowances, budgets), media_type=CONTENT_TYPE)
 
 
 class RequestMetricsMiddleware:

@@ -21,6 +21,7 @@ from benchwarmers.bench.admin.collection_rules import MAX_DESCRIPTION, MAX_TAGS
 from benchwarmers.bench.admin.endpoints import KINDS as ENDPOINT_KINDS
 from benchwarmers.bench.admin.keys import MAX_RPM
 from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.budget_rules import MAX_BUDGET
 from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
 
@@ -45,6 +46,8 @@ Tags = Annotated[
     _documented({"type": "array", "maxItems": MAX_TAGS, "items": {"type": "string", "pattern": "^[a-z0-9-]+$"}}),
 ]
 Rpm = Annotated[int, _documented({"type": "integer", "minimum": 1, "maximum": MAX_RPM})]
+# 0 clears a budget (as null does where null means "no budget"); bench/budget_rules.py checks it.
+DailyBudget = Annotated[int, _documented({"type": "integer", "minimum": 0, "maximum": MAX_BUDGET})]
 EndpointKind = Annotated[str, _documented({"type": "string", "enum": list(ENDPOINT_KINDS)})]
 Preset = Annotated[str, _documented({"type": "string", "enum": sorted(PRESETS)})]
 DecisionKind = Annotated[str, _documented({"type": "string", "enum": list(DECISION_KINDS)})]
@@ -85,6 +88,12 @@ class CollectionFields(Body):
         None,
         description="Model tags no seat's model may carry, member or explorer, e.g. `trains-on-prompts` "
         "(from the providers' free-tier data).",
+    )
+    daily_panels: DailyBudget | None = Field(
+        None, description="Panels a day it answers; after that 429 until the reset. 0 or null: no budget."
+    )
+    daily_tokens: DailyBudget | None = Field(
+        None, description="Tokens a day its seats may spend, as they report them. 0 or null: no budget."
     )
 
 
@@ -153,6 +162,18 @@ class KeyCreate(Body):
         None, description="The only collections it may call (NAME or bench/NAME); null for all."
     )
     rpm: Rpm | None = Field(None, description="Requests a minute; null for no limit.")
+    daily_panels: DailyBudget | None = Field(None, description="Panels a day; after that 429 until the reset.")
+    daily_tokens: DailyBudget | None = Field(None, description="Tokens a day its panels' seats may spend.")
+
+
+class KeyPatch(Body):
+    """A gateway key's limits; a null or absent field stays as it is, 0 removes the limit."""
+
+    rpm: Annotated[int, _documented({"type": "integer", "minimum": 0, "maximum": MAX_RPM})] | None = Field(
+        None, description="Requests a minute; 0 for no limit."
+    )
+    daily_panels: DailyBudget | None = Field(None, description="Panels a day; 0 for no budget.")
+    daily_tokens: DailyBudget | None = Field(None, description="Tokens a day; 0 for no budget.")
 
 
 # -- shapes, decision models, settings ----------------------------------------------------------------

@@ -38,6 +38,8 @@ def collection_fields(collection: Mapping[str, Any]) -> CollectionFields:
         "auto_swap": bool(collection.get("auto_swap", False)),
         "require_tags": list(collection.get("require_tags") or []),
         "exclude_tags": list(collection.get("exclude_tags") or []),
+        "daily_panels": collection.get("daily_panels"),
+        "daily_tokens": collection.get("daily_tokens"),
     }
 
 

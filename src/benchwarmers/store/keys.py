@@ -36,3 +36,7 @@ async def revoke_key(conn: AsyncConnection, name: str, at: float) -> None:
 
 async def touch_key(conn: AsyncConnection, sha256: str, at: float) -> None:
     await conn.execute(gateway_keys.update().where(gateway_keys.c.sha256 == sha256).values(last_used_at=at))
+
+
+async def update_key(conn: AsyncConnection, name: str, values: dict[str, Any]) -> None:
+    await conn.execute(gateway_keys.update().where(gateway_keys.c.name == name).values(**values))

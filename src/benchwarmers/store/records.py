@@ -26,6 +26,8 @@ class CollectionFields(TypedDict):
     auto_swap: bool  # the bench swaps a member for a decisively better explorer itself
     require_tags: list[str]  # a seat's model must carry every one of these model tags
     exclude_tags: list[str]  # and none of these (`trains-on-prompts`): never seated, member or explorer
+    daily_panels: int | None  # daily budgets (bench/budgets.py); None: no budget
+    daily_tokens: int | None
 
 
 class Collection(CollectionFields):

@@ -102,6 +102,9 @@ collections = Table(
     Column("max_calls", Integer),
     # The bench swaps a member for a better explorer itself (bench/evidence/swaps.py).
     Column("auto_swap", Boolean, nullable=False, default=False, server_default=false()),
+    # Daily budgets (bench/budgets.py): panels, and tokens the seats reported, a day; None = none (0014).
+    Column("daily_panels", Integer),
+    Column("daily_tokens", Integer),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
 )
@@ -137,6 +140,8 @@ gateway_keys = Table(
     Column("last4", String(4), nullable=False),
     Column("collections", JSON),  # None = every collection
     Column("rpm", Integer),
+    Column("daily_panels", Integer),  # daily budgets, as a collection's (migration 0014)
+    Column("daily_tokens", Integer),
     Column("created_at", Float, nullable=False),
     Column("last_used_at", Float),
     Column("revoked_at", Float),
@@ -165,6 +170,9 @@ panels = Table(
     Column("prompt_kind", String(8)),
     Index("ix_panels_created_at", "created_at"),
     Index("ix_panels_replay", "caller", "request_hash"),
+    # A budget counts a collection's or a caller's panels since the day's reset (migration 0014).
+    Index("ix_panels_collection_created_at", "collection", "created_at"),
+    Index("ix_panels_caller_created_at", "caller", "created_at"),
 )
 
 seats = Table(

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from benchwarmers.bench.budget_rules import check_budget
 from benchwarmers.bench.names import collection_name, suggest, unknown_shape
 from benchwarmers.bench.panels.seating import tag_gap
 from benchwarmers.errors import InvalidRequest
@@ -87,6 +88,8 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         "auto_swap": auto_swap,
         "require_tags": require_tags,
         "exclude_tags": exclude_tags,
+        "daily_panels": check_budget(data.get("daily_panels"), "daily_panels"),
+        "daily_tokens": check_budget(data.get("daily_tokens"), "daily_tokens"),
     }
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
+from benchwarmers.bench.budget_rules import check_budget
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unauthorized
@@ -59,6 +60,8 @@ class KeyRecord:
     last4: str
     collections: frozenset[str] | None  # None = every collection
     rpm: int | None
+    daily_panels: int | None
+    daily_tokens: int | None
     created_at: float
     last_used_at: float | None
     revoked_at: float | None
@@ -72,13 +75,22 @@ class KeyRecord:
             last4=row["last4"],
             collections=None if scope is None else frozenset(scope),
             rpm=row["rpm"],
+            daily_panels=row.get("daily_panels"),
+            daily_tokens=row.get("daily_tokens"),
             created_at=row["created_at"],
             last_used_at=row["last_used_at"],
             revoked_at=row["revoked_at"],
         )
 
     def caller(self) -> Caller:
-        return Caller(name=self.name, collections=self.collections, judges_own_only=True, rpm=self.rpm)
+        return Caller(
+            name=self.name,
+            collections=self.collections,
+            judges_own_only=True,
+            rpm=self.rpm,
+            daily_panels=self.daily_panels,
+            daily_tokens=self.daily_tokens,
+        )
 
     def public(self) -> dict[str, Any]:
         """The key as shown anywhere after it is made: never the key, only its last four characters."""
@@ -87,6 +99,8 @@ class KeyRecord:
             "last4": self.last4,
             "collections": None if self.collections is None else sorted(self.collections),
             "rpm": self.rpm,
+            "daily_panels": self.daily_panels,
+            "daily_tokens": self.daily_tokens,
             "created_at": self.created_at,
             "last_used_at": self.last_used_at,
             "revoked_at": self.revoked_at,
@@ -95,7 +109,7 @@ class KeyRecord:
     def logged(self) -> dict[str, Any]:
         """What the changes log keeps of a key: who and what it may call, never the key or its hash."""
         public = self.public()
-        return {k: public[k] for k in ("name", "last4", "collections", "rpm")}
+        return {k: public[k] for k in ("name", "last4", "collections", "rpm", "daily_panels", "daily_tokens")}
 
 
 def check_name(name: object) -> str:
@@ -152,11 +166,22 @@ class Keys:
     # -- managing -------------------------------------------------------------------------------
 
     async def create(
-        self, name: object, collections: list[str] | None = None, rpm: int | None = None, *, actor: str | None = None
+        self,
+        name: object,
+        collections: list[str] | None = None,
+        rpm: int | None = None,
+        *,
+        daily_panels: int | None = None,
+        daily_tokens: int | None = None,
+        actor: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         """A new key and its public record. The key is in the return value and nowhere else."""
         name = check_name(name)
         rpm = check_rpm(rpm)
+        budgets = {
+            "daily_panels": check_budget(daily_panels, "daily_panels"),
+            "daily_tokens": check_budget(daily_tokens, "daily_tokens"),
+        }
         key = new_key()
         scope = check_scope(collections, (await self.state.snapshot()).collections)
         now = time.time()
@@ -166,6 +191,7 @@ class Keys:
                 "last4": key[-4:],
                 "collections": scope,
                 "rpm": rpm,
+                **budgets,
                 "created_at": now,
                 "last_used_at": None,
                 "revoked_at": None,
@@ -202,15 +228,49 @@ class Keys:
             rows = await key_rows.list_keys(conn, include_revoked=include_revoked)
         return [KeyRecord.from_row(row).public() for row in rows]
 
+    async def edit(self, name: str, *, actor: str | None = None, **changes: Any) -> dict[str, Any]:
+        """Change a key's rpm or daily budgets (None: unchanged; 0: no limit); the key itself stays."""
+        values: dict[str, Any] = {}
+        for field, value in changes.items():
+            if field not in ("rpm", "daily_panels", "daily_tokens"):
+                raise InvalidRequest(f"a key's {field} cannot be edited", param=field)
+            if value is None:
+                continue
+            if field == "rpm":
+                values[field] = None if value == 0 else check_rpm(value)
+            else:
+                values[field] = check_budget(value, field)
+        async with self.state.write() as conn:
+            row = await self._active(conn, name)
+            before = KeyRecord.from_row(row)
+            after = KeyRecord.from_row({**row, **values})
+            if after == before:
+                return after.public()
+            await key_rows.update_key(conn, name, values)
+            await record_change(
+                conn,
+                actor=actor or self.state.actor,
+                subject="key",
+                name=name,
+                action="update",
+                before=before.logged(),
+                after=after.logged(),
+            )
+        return after.public()
+
+    async def _active(self, conn: Any, name: str) -> dict[str, Any]:
+        row = await key_rows.get_key(conn, name)
+        if row is None:
+            names = [r["name"] for r in await key_rows.list_keys(conn, include_revoked=False)]
+            raise NotFound(f"no gateway key named {name!r}.{suggest(name, names)}", param="name")
+        if row["revoked_at"] is not None:
+            raise Conflict(f"gateway key {name!r} is revoked already", param="name", code="key_revoked")
+        return row
+
     async def revoke(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
         now = time.time()
         async with self.state.write() as conn:
-            row = await key_rows.get_key(conn, name)
-            if row is None:
-                names = [r["name"] for r in await key_rows.list_keys(conn, include_revoked=False)]
-                raise NotFound(f"no gateway key named {name!r}.{suggest(name, names)}", param="name")
-            if row["revoked_at"] is not None:
-                raise Conflict(f"gateway key {name!r} is revoked already", param="name", code="key_revoked")
+            row = await self._active(conn, name)
             await key_rows.revoke_key(conn, name, now)
             record = KeyRecord.from_row({**row, "revoked_at": now})
             await record_change(

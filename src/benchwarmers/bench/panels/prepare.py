@@ -255,6 +255,8 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "auto_swap": False,
         "require_tags": [],
         "exclude_tags": [],
+        "daily_panels": None,
+        "daily_tokens": None,
         "created_at": 0.0,
     }
 

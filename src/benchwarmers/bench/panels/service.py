@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.budgets import panel_tokens
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.posterior import from_history
 from benchwarmers.bench.evidence.primary import Primary, primary_of
@@ -157,11 +158,18 @@ class Panels:
                 param="model",
                 code="collection_not_allowed",
             )
-        if admit is not None:
-            await admit()
-        # From here on models may be called (the decision model, then the seats): the panel's id is
-        # reserved first, so whatever is called is recorded under an id no other process holds.
-        panel_id = await self._reserve(panel_id, draft, body_hash, caller)
+        # Daily budgets refuse before anything is counted or called; a refused panel spends nothing.
+        charged = await self.state.budgets.admit(draft.collection, caller)
+        try:
+            if admit is not None:
+                await admit()
+            # From here on models may be called (the decision model, then the seats): the panel's id is
+            # reserved first, so whatever is called is recorded under an id no other process holds.
+            panel_id = await self._reserve(panel_id, draft, body_hash, caller)
+        except BaseException:
+            self.state.budgets.released(charged)
+            raise
+        self.state.budgets.reserved(charged)
         try:
             decided = fixed_shape(draft)
             decision = None
@@ -500,6 +508,7 @@ class Panels:
             self.state.metrics.unrecorded(panel.collection["name"])
             raise
         self.state.metrics.panel(panel.collection["name"], outcomes)
+        self.state.budgets.spent_tokens(panel.collection["name"], panel.caller, panel_tokens(outcomes))
         learn_ratios(self.state.ratios, panel, outcomes)
         if self.state.tracing.tracer() is not None:  # else no snapshot is needed (a stat call)
             self.state.tracing.seats(await self.state.snapshot(), outcomes)

@@ -60,6 +60,8 @@ function open(collection) {
     form.elements.namedItem("merger").value = collection.merger || "";
     form.elements.namedItem("max_explorers").value = collection.max_explorers ?? "";
     form.elements.namedItem("max_calls").value = collection.max_calls ?? "";
+    form.elements.namedItem("daily_panels").value = collection.daily_panels ?? "";
+    form.elements.namedItem("daily_tokens").value = collection.daily_tokens ?? "";
   }
   form.elements.namedItem("auto_swap").checked = Boolean(collection && collection.auto_swap);
   members = collection ? [...collection.members] : [];
@@ -105,6 +107,8 @@ async function save() {
     max_explorers: number(form, "max_explorers"),
     max_calls: number(form, "max_calls"),
     auto_swap: form.elements.namedItem("auto_swap").checked,
+    daily_panels: number(form, "daily_panels"),
+    daily_tokens: number(form, "daily_tokens"),
   };
   if (editing) {
     await api("PUT", `/api/collections/${encodeURIComponent(editing)}`, body);

@@ -93,6 +93,8 @@ export function start() {
       name: text(form, "name"),
       collections: scope.length ? scope : null,
       rpm: number(form, "rpm"),
+      daily_panels: number(form, "daily_panels"),
+      daily_tokens: number(form, "daily_tokens"),
     });
     form.reset();
     form.closest("details").open = false;
