@@ -192,7 +192,7 @@ def test_a_user_file_gives_a_fake_providers_daily_allowance_before_any_call(tmp_
             "value": {"requests-day": 50, "resets-day": "00:00"},
             "source": "free_tier",
         }
-        assert model["limits"] == {"requests-day": 50}  # what the pacer takes, before any call
+        assert model["limits"] == {"requests-day": 50, "resets-day": "00:00"}  # what the pacer takes, before any call
         assert model["free_tier"] == {
             "provider": "fake-free",
             "summary": "free: 50 requests a day (the day resets at 00:00 UTC)",
@@ -337,7 +337,7 @@ async def test_an_online_refresh_fetches_the_file_and_records_it_before_any_call
         results = await refresh_all(bench.state, models_dev_url=f"{fake_upstream.root_url}/no-such-api.json")
         assert [(r.source, r.ok, r.detail) for r in results][1] == ("free tiers", True, "saved")
         model = await bench.models.model("or/vendor/alpha-1:free")
-        assert model["limits"] == {"requests-minute": 20, "requests-day": 1000}
+        assert model["limits"] == {"requests-minute": 20, "requests-day": 1000, "resets-day": "00:00"}
         assert model["free_tier"]["summary"].startswith("free: 1,000 requests a day, 20 requests a minute")
         # The source goes away: the fetched copy stays in use (never a half or a wrong file).
         fake_upstream.listing("/free-tiers.json", {"format": 1, "providers": "broken"})
