@@ -28,6 +28,7 @@ def _options(
     max_explorers: int | None,
     max_calls: int | None,
     auto_swap: bool | None = None,
+    stand_ins: bool | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -39,6 +40,7 @@ def _options(
         "max_explorers": max_explorers,
         "max_calls": max_calls,
         "auto_swap": auto_swap,
+        "stand_ins": stand_ins,
     }
 
 
@@ -57,6 +59,11 @@ AUTO_SWAP = typer.Option(
     "--auto-swap/--no-auto-swap",
     help="let the bench swap a member for a decisively better explorer itself (see `benchwarmers advise`)",
 )
+STAND_INS = typer.Option(
+    None,
+    "--stand-ins/--no-stand-ins",
+    help="a member that is cooling, paced out or retired gets a stand-in for the panel: the best eligible model",
+)
 
 
 @app.command("add")
@@ -73,9 +80,10 @@ async def add(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    stand_ins: bool = STAND_INS,
 ) -> None:
     """Create a collection."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, stand_ins)
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
     console.print(
@@ -105,9 +113,10 @@ async def edit(
     max_explorers: int = MAX_EXPLORERS,
     max_calls: int = MAX_CALLS,
     auto_swap: bool = AUTO_SWAP,
+    stand_ins: bool = STAND_INS,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
-    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap)
+    options = _options(member, description, tag, shape, reply, merger, max_explorers, max_calls, auto_swap, stand_ins)
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)
     await _warn(bench, edited)

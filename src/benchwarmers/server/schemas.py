@@ -78,6 +78,11 @@ class CollectionFields(Body):
         description="Let the bench swap a member for an explorer itself when the evidence is decisive "
         "(P >= 0.99, 30 verdicts each; logged, reversible); default false.",
     )
+    stand_ins: bool | None = Field(
+        None,
+        description="Give a member that is cooling, paced out or retired a stand-in for the panel: the best "
+        "eligible model by the evidence on the panel's shape, marked `stands_in_for`; default false.",
+    )
 
 
 class CollectionCreate(CollectionFields):

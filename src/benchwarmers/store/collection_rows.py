@@ -26,6 +26,7 @@ def collection_fields(collection: Mapping[str, Any]) -> CollectionFields:
         "max_explorers": collection["max_explorers"],
         "max_calls": collection["max_calls"],
         "auto_swap": bool(collection.get("auto_swap", False)),
+        "stand_ins": bool(collection.get("stand_ins", False)),
     }
 
 

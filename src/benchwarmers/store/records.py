@@ -24,6 +24,7 @@ class CollectionFields(TypedDict):
     max_explorers: int | None  # None: the gateway's limit
     max_calls: int | None
     auto_swap: bool  # the bench swaps a member for a decisively better explorer itself
+    stand_ins: bool  # a cooling, paced-out or retired member's place goes to the best eligible model
 
 
 class Collection(CollectionFields):
@@ -67,11 +68,11 @@ class SeatRow(TypedDict):
     call: str
     panel_id: str
     position: int
-    seat: str  # member | nominee | explorer | merger | decision
+    seat: str  # member | nominee | explorer | standin | merger | decision
     alias: str
     endpoint: str
     shape: str
-    status: str  # ok | empty | error | paced | cooling
+    status: str  # ok | empty | error | paced | cooling | retired
     seconds: float
     answer: str
     error: str
@@ -83,6 +84,7 @@ class SeatRow(TypedDict):
     tool_calls: list[dict[str, Any]] | None  # the function calls it answered with
     truncated_at: int | None  # the answer cap cut the answer to its first this many bytes
     truncated: str | None  # `length`: the answer stopped at its token limit (finish_reason: length)
+    stands_in_for: str | None  # a stand-in seat: the member whose place it took
 
 
 class Replay(TypedDict):
@@ -121,6 +123,7 @@ class LoggedSeat(TypedDict):
     tool_calls: list[dict[str, Any]]
     truncated_at: int | None
     truncated: str | None  # `length`: the answer stopped at its token limit
+    stands_in_for: str | None  # a stand-in seat: the member whose place it took
     verdict: PublicVerdict | None
 
 

@@ -69,6 +69,7 @@ class SeatOutcome:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
     finish_reason: str | None = None  # as the model gave it; `length` when the answer cap cut it
     truncated_at: int | None = None  # the answer was cut to its first this many bytes (answer_cap_kb)
+    stands_in_for: str | None = None  # a stand-in seat: the member whose place it took on this panel
 
 
 PICK_CHECKS = ("tools", "tool_choice", "response_format")
@@ -252,6 +253,7 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "max_explorers": 0,
         "max_calls": 1,
         "auto_swap": False,
+        "stand_ins": False,
         "created_at": 0.0,
     }
 
@@ -322,6 +324,7 @@ def seat_panel(
         rng=rng,
         epsilon=float(limits.get("epsilon", 0.0)),
         floor=float(limits.get("explorer_floor", 1.0)),
+        stand_ins=bool(collection.get("stand_ins")),
     )
     plan = replace(plan, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:

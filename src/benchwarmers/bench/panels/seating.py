@@ -1,6 +1,9 @@
 """Who sits on a panel: members, then nominees, then explorers (a floor of seats by staleness, the
 rest by top-two Thompson sampling on the current evidence), and the spares that take an
-explorer's seat when its model has no free slot (bench/pacing.py).
+explorer's seat when its model has no free slot (bench/pacing.py). In a collection that opted in,
+a member that is cooling or retired gets a stand-in: the best model by the one evidence rule
+(bench/evidence/posterior.py) among those an explorer seat could take, not already on the panel;
+the next best are kept as reserves for a member the pacer turns away when the panel runs.
 
 Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as `rng`.
 """
@@ -11,6 +14,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from benchwarmers.bench.evidence.posterior import best_among
 from benchwarmers.bench.evidence.stats import thompson_draw
 
 
@@ -36,11 +40,12 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Seat:
-    kind: str  # "member" | "nominee" | "explorer"
+    kind: str  # "member" | "nominee" | "explorer" | "standin"
     index: int  # 1-based per kind
     alias: str
     retired: bool = False  # shown as `retired`, not asked
     family: str = ""  # explorers and spares: no two seated explorers share one
+    stands_in_for: str | None = None  # a stand-in: the member whose place it takes on this panel
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class SeatPlan:
     # Eligible explorers not chosen, stalest first, none of a member's or nominee's family: tried in
     # turn when a chosen explorer's model has no free slot.
     spares: tuple[Seat, ...] = ()
+    # A stand-in collection's next best eligible models (best first, none seated): a member the pacer
+    # turns away for longer than the panel waits gets the first that has a slot.
+    reserves: tuple[Seat, ...] = ()
 
 
 SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
@@ -95,6 +103,10 @@ def _vision_gap(candidate: Candidate) -> str | None:
     return "cannot take images" if candidate.vision is False else "not known to take images"
 
 
+def cooling(c: Candidate, now: float) -> bool:
+    return c.cooldown_until is not None and c.cooldown_until > now
+
+
 def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
     return (
         c.enabled
@@ -102,7 +114,7 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
         and not c.went_paid
         and not c.retiring
         and not c.retired
-        and (c.cooldown_until is None or c.cooldown_until <= now)
+        and not cooling(c, now)
         and fits(c, estimate)
         and (not images or c.vision is True)
     )
@@ -199,9 +211,12 @@ def plan_seats(
     rng: random.Random,
     epsilon: float = 0.0,
     floor: float = 1.0,
+    stand_ins: bool = False,
 ) -> SeatPlan:
     """Seat members, then nominees, then explorers from `pool` for one request. A retired member or
-    nominee keeps its seat, marked `retired`, and leaves its call to an explorer.
+    nominee keeps its seat, marked `retired`, and leaves its call to an explorer, unless `stand_ins`
+    (the collection opted in): then a retired or cooling member's call goes to its stand-in, seated
+    right after it, the best eligible model by the evidence on the shape.
 
     Each explorer seat is the floor's with probability `floor`: stalest first (`epsilon` of those
     by a Thompson draw), so no eligible model is starved; the others are focus seats, by top-two
@@ -234,19 +249,55 @@ def plan_seats(
             seats.append(Seat(kind, index, cand.alias, retired=cand.retired))
             families.add(family_of(cand))
 
-    # A retired member keeps its place (and its family out of the explorers) but takes no call.
-    called_members = [s for s in seats if s.kind == "member" and not s.retired]
-    slots = explorer_count(len(called_members), max_explorers, max_calls)
     eligible: dict[str, Candidate] = {}
     for cand in pool:
         if cand.alias in considered or cand.alias in eligible:
             continue
         if _eligible(cand, estimate=estimate, images=images, now=now):
             eligible[cand.alias] = cand
+    reserves: list[Seat] = []
+    if stand_ins:
+        seats, reserves = _stand_in(seats, members, eligible, now)
+        for seat in seats:
+            if seat.kind == "standin":  # on the panel now: not an explorer too, nor one of its family
+                eligible.pop(seat.alias, None)
+                families.add(seat.family)
+    # A retired member keeps its place (and its family out of the explorers) but takes no call; one
+    # with a stand-in leaves its call to it.
+    stood_for = {s.stands_in_for for s in seats if s.kind == "standin"}
+    called = [s for s in seats if s.kind == "standin" or (s.kind == "member" and not s.retired)]
+    called = [s for s in called if s.alias not in stood_for or s.kind == "standin"]
+    slots = explorer_count(len(called), max_explorers, max_calls)
     explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
     seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
     spares = _spares(eligible.values(), explorers, families) if slots > 0 else []
-    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares))
+    chosen = {c.alias for c in explorers}
+    reserves = [r for r in reserves if r.alias not in chosen][:SPARES]
+    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares), tuple(reserves))
+
+
+def _stand_in(
+    seats: list[Seat], members: Sequence[Candidate], eligible: dict[str, Candidate], now: float
+) -> tuple[list[Seat], list[Seat]]:
+    """`seats` with a stand-in after each retired or cooling member, and the rest of the eligible
+    models best first (the reserves). Best: the one evidence rule on the shape's current counts;
+    models without a verdict follow in alias order."""
+    counts = {c.alias: (c.useful, c.useful + c.not_useful) for c in eligible.values()}
+    order = iter(best_among(sorted(eligible), counts))
+    absent = {c.alias for c in members if c.retired or cooling(c, now)}
+    placed: list[Seat] = []
+    index = 0
+    for seat in seats:
+        placed.append(seat)
+        if seat.kind != "member" or seat.alias not in absent:
+            continue
+        alias = next(order, None)
+        if alias is None:
+            continue  # nobody eligible: the member's seat stands alone, as without stand-ins
+        index += 1
+        placed.append(Seat("standin", index, alias, family=family_of(eligible[alias]), stands_in_for=seat.alias))
+    reserves = [Seat("standin", 0, a, family=family_of(eligible[a])) for a in order]
+    return placed, reserves
 
 
 def _spares(eligible: Iterable[Candidate], chosen: Sequence[Candidate], families: set[str]) -> list[Seat]:

@@ -60,6 +60,7 @@ function open(collection) {
     form.elements.namedItem("max_calls").value = collection.max_calls ?? "";
   }
   form.elements.namedItem("auto_swap").checked = Boolean(collection && collection.auto_swap);
+  form.elements.namedItem("stand_ins").checked = Boolean(collection && collection.stand_ins);
   members = collection ? [...collection.members] : [];
   drawMembers();
   $("#collection-dialog").showModal();
@@ -101,6 +102,7 @@ async function save() {
     max_explorers: number(form, "max_explorers"),
     max_calls: number(form, "max_calls"),
     auto_swap: form.elements.namedItem("auto_swap").checked,
+    stand_ins: form.elements.namedItem("stand_ins").checked,
   };
   if (editing) {
     await api("PUT", `/api/collections/${encodeURIComponent(editing)}`, body);
