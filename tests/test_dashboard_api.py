@@ -43,6 +43,7 @@ def test_collections_are_made_replaced_and_deleted_with_every_change_logged(benc
         "max_explorers": 1,
         "max_calls": None,
         "auto_swap": False,
+        "stand_ins": False,
         "warnings": [],
     }
     listed = httpx2.get(url).json()["data"]

@@ -204,3 +204,13 @@ def test_a_member_paced_out_for_the_day_has_a_stand_in(bench_with_roster, client
         (f"{panel}.member1", "member", "fake/phi-4", "paced", None),
         (f"{panel}.standin1", "standin", "fake/kimi-k2", "ok", "fake/phi-4"),
     ]
+
+
+def test_the_api_body_sets_stand_ins_and_a_replace_without_it_clears_it(bench_with_roster):
+    url = f"{bench_with_roster.url}/api/collections"
+    made = httpx2.post(url, json={"name": "g", "members": ["fake/phi-4"], "stand_ins": True})
+    assert (made.status_code, made.json()["stand_ins"]) == (201, True)
+    wrong = httpx2.post(url, json={"name": "h", "members": ["fake/phi-4"], "stand_ins": "yes"})
+    assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "stand_ins"
+    replaced = httpx2.put(f"{url}/g", json={"members": ["fake/phi-4"]})
+    assert (replaced.status_code, replaced.json()["stand_ins"]) == (200, False)
