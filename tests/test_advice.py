@@ -19,7 +19,8 @@ from tests.test_gateway_panels import ask, collection
 
 def fields(name: str, members: list[str], shape: str | None = None) -> dict:
     return {"name": name, "description": "", "tags": [], "members": members, "shape": shape, "reply": "all",
-            "merger": None, "max_explorers": None, "max_calls": None, "auto_swap": False, "stand_ins": False}  # fmt: skip
+            "merger": None, "max_explorers": None, "max_calls": None, "auto_swap": False,
+            "stand_ins": False}  # fmt: skip
 
 
 def test_an_explorer_better_than_a_member_is_advised_with_its_probability():

@@ -214,3 +214,43 @@ def test_the_api_body_sets_stand_ins_and_a_replace_without_it_clears_it(bench_wi
     assert wrong.status_code == 400 and wrong.json()["error"]["param"] == "stand_ins"
     replaced = httpx2.put(f"{url}/g", json={"members": ["fake/phi-4"]})
     assert (replaced.status_code, replaced.json()["stand_ins"]) == (200, False)
+
+
+def test_a_retired_member_has_a_stand_in_and_keeps_its_retired_seat(bench_with_roster, client, fake):
+    make_kimi_the_best(bench_with_roster, client)
+    collection(bench_with_roster, "r", ["qwen3-32b"], max_explorers=0, shape="review", stand_ins=True)
+    bench_with_roster.admin(lambda bench: bench.gateway_settings.set_gateway(failing_after=3))
+    fake.script("qwen3-32b", status=500)
+    for _ in range(3):  # failing, not yet retired: nobody stands in for a seat that was called
+        assert [(s["seat"], s["status"]) for s in ask(client, "bench/r").bench["seats"]] == [("member", "error")]
+    fake.clear()
+
+    reply = ask(client, "bench/r")
+    panel = reply.bench["panel"]
+    assert [r.json["model"] for r in fake.chat_requests] == ["kimi-k2"]
+    assert seat_rows(bench_with_roster, panel) == [
+        (f"{panel}.member1", "member", "fake/qwen3-32b", "retired", None),
+        (f"{panel}.standin1", "standin", "fake/kimi-k2", "ok", "fake/qwen3-32b"),
+    ]
+    assert reply.bench["seats"][1]["stands_in_for"] == "fake/qwen3-32b"
+
+
+def test_a_stand_in_without_a_slot_gives_the_seat_to_the_next_best(bench_with_roster, client, fake):
+    make_kimi_the_best(bench_with_roster, client)  # kimi-k2 3/3, then llama-3.3-70b 0/3, then the unjudged
+    collection(bench_with_roster, "g", ["gemma-3-27b"], max_explorers=0, shape="review", stand_ins=True)
+    bench_with_roster.admin(lambda b: b.models.set_model("fake/kimi-k2", limits={"requests-day": 1}))
+    cool_gemma(bench_with_roster, client, fake, "g")
+    first = ask(client, "bench/g").bench["seats"]
+    assert [(s["alias"], s.get("stands_in_for")) for s in first] == [
+        ("fake/gemma-3-27b", None),
+        ("fake/kimi-k2", "fake/gemma-3-27b"),  # kimi's one call today
+    ]
+    fake.clear()
+
+    reply = ask(client, "bench/g")
+    panel = reply.bench["panel"]
+    assert [r.json["model"] for r in fake.chat_requests] == ["llama-3.3-70b"]  # kimi is paced: never called
+    assert seat_rows(bench_with_roster, panel) == [
+        (f"{panel}.member1", "member", "fake/gemma-3-27b", "cooling", None),
+        (f"{panel}.standin1", "standin", "fake/llama-3.3-70b", "ok", "fake/gemma-3-27b"),
+    ]

@@ -281,7 +281,10 @@ def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
     """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
     members = {a for a in draft.collection["members"] if a in snapshot.models}
-    called = len([a for a in members if not snapshot.models[a].retired])
+    # A retired member's call goes to its stand-in where the collection has them (an estimate: no
+    # stand-in may be eligible, which only leaves the decision model asked when it need not be).
+    stand_ins = bool(draft.collection.get("stand_ins"))
+    called = len([a for a in members if stand_ins or not snapshot.models[a].retired])
     return explorer_count(called, *seat_limits(draft.collection, snapshot.gateway))
 
 
