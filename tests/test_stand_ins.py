@@ -12,7 +12,8 @@ from typing import Any
 import httpx2
 
 from benchwarmers.bench.evidence.board import leaderboard
-from benchwarmers.bench.panels.seating import Candidate, Seat, plan_seats
+from benchwarmers.bench.evidence.posterior import best_among
+from benchwarmers.bench.panels.seating import Candidate, Seat, best_first, plan_seats
 from tests.benchserver import BenchServer
 from tests.test_gateway_panels import ask, collection
 
@@ -63,6 +64,17 @@ def test_a_cooling_or_retired_member_gets_the_best_eligible_model_by_the_evidenc
         Seat("member", 3, "phi-4"),
     )
     assert [r.alias for r in plan([cooling, retired, present], pool).reserves] == ["mistral-s"]
+
+
+def test_best_first_orders_as_the_one_evidence_rule_does() -> None:
+    rng = random.Random(3)
+    pool = []
+    for i in range(200):
+        useful = rng.randint(0, 12) if i % 5 else 0
+        pool.append(free(f"m-{i:03d}", useful=useful, not_useful=rng.randint(0, 12) if i % 5 else 0))
+    counts = {c.alias: (c.useful, c.useful + c.not_useful) for c in pool}
+    assert [c.alias for c in best_first(pool, 200)] == best_among(sorted(counts), counts)
+    assert [c.alias for c in best_first(pool, 3)] == best_among(sorted(counts), counts)[:3]
 
 
 def test_stand_ins_take_no_explorer_seat_and_explorers_none_of_theirs() -> None:

@@ -26,7 +26,7 @@ from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.pacing import Pacer, Refusal, Slot, scopes_of
 from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
-from benchwarmers.bench.panels.seating import Seat, SeatPlan
+from benchwarmers.bench.panels.seating import SPARES, Candidate, Seat, SeatPlan, best_first, family_of
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store.calls import RETIRED
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
@@ -215,23 +215,27 @@ async def stand_in_seats(
     than the seat timeout keeps its seat (paced) and the first reserve with a slot stands in for it."""
     plan, now = panel.plan, time.time()
     seated = {s.alias for s in plan.seats} | {s.alias for s, _ in explorers}
-    reserves = [r for r in plan.reserves if r.alias not in seated]
     index = sum(s.kind == "standin" for s in plan.seats)
+    reserves: list[Candidate] | None = None  # ranked at the first need: most panels have none
 
-    async def reserve_with_slot() -> tuple[Seat, Slot] | None:
+    async def reserve_with_slot(member: str, index: int) -> tuple[Seat, Slot] | None:
+        nonlocal reserves
+        if reserves is None:
+            reserves = best_first((c for c in plan.reserves if c.alias not in seated), SPARES)
         while reserves:
             reserve = reserves.pop(0)
             found = await pacer.take(scopes_of(snapshot, reserve.alias), panel.tokens)
             if isinstance(found, Slot):
-                return reserve, found
+                return Seat("standin", index, reserve.alias, family=family_of(reserve), stands_in_for=member), found
         return None
 
     seats: list[tuple[Seat, Pace | None]] = []
     for seat in (s for s in plan.seats if s.kind != "explorer"):
         if seat.kind == "standin":
             pace: Pace = await pacer.take(scopes_of(snapshot, seat.alias), panel.tokens)
-            if isinstance(pace, Refusal) and (found := await reserve_with_slot()) is not None:
-                seat, pace = replace(found[0], index=seat.index, stands_in_for=seat.stands_in_for), found[1]
+            member = seat.stands_in_for or ""
+            if isinstance(pace, Refusal) and (found := await reserve_with_slot(member, seat.index)) is not None:
+                seat, pace = found
             seats.append((seat, pace))
             continue
         stood_for = any(s.stands_in_for == seat.alias for s in plan.seats)
@@ -245,9 +249,9 @@ async def stand_in_seats(
             seats.append((seat, None))  # frees up in time: the member waits for it, as without stand-ins
         else:
             seats.append((seat, taken))
-            if (found := await reserve_with_slot()) is not None:
+            if (found := await reserve_with_slot(seat.alias, index + 1)) is not None:
                 index += 1
-                seats.append((replace(found[0], index=index, stands_in_for=seat.alias), found[1]))
+                seats.append(found)
     return seats
 
 

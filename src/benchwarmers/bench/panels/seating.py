@@ -10,11 +10,12 @@ Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as 
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from benchwarmers.bench.evidence.posterior import best_among
+from benchwarmers.bench.evidence.posterior import order_key
 from benchwarmers.bench.evidence.stats import thompson_draw
 
 
@@ -62,9 +63,9 @@ class SeatPlan:
     # Eligible explorers not chosen, stalest first, none of a member's or nominee's family: tried in
     # turn when a chosen explorer's model has no free slot.
     spares: tuple[Seat, ...] = ()
-    # A stand-in collection's next best eligible models (best first, none seated): a member the pacer
-    # turns away for longer than the panel waits gets the first that has a slot.
-    reserves: tuple[Seat, ...] = ()
+    # A stand-in collection's other eligible models, none seated, in no order: ranked (`best_first`)
+    # only when the pacer turns a member away while the panel runs, which few panels see.
+    reserves: tuple[Candidate, ...] = ()
 
 
 SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
@@ -107,6 +108,18 @@ def cooling(c: Candidate, now: float) -> bool:
     return c.cooldown_until is not None and c.cooldown_until > now
 
 
+def best_first(pool: Iterable[Candidate], count: int) -> list[Candidate]:
+    """The `count` best of `pool` by the one evidence rule (posterior.order_key on the shape's current
+    counts), ordered as posterior.best_among orders them: the judged first, then the unjudged by alias.
+    A partial sort: a stand-in needs the best one or two of a roster of hundreds."""
+
+    def key(c: Candidate) -> tuple[bool, float, float, int, str]:
+        verdicts = c.useful + c.not_useful
+        return (verdicts == 0, *order_key(c.useful, verdicts), c.alias)
+
+    return heapq.nsmallest(count, pool, key=key)
+
+
 def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
     return (
         c.enabled
@@ -114,7 +127,7 @@ def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
         and not c.went_paid
         and not c.retiring
         and not c.retired
-        and not cooling(c, now)
+        and (c.cooldown_until is None or c.cooldown_until <= now)
         and fits(c, estimate)
         and (not images or c.vision is True)
     )
@@ -249,55 +262,50 @@ def plan_seats(
             seats.append(Seat(kind, index, cand.alias, retired=cand.retired))
             families.add(family_of(cand))
 
+    # A retired member keeps its place (and its family out of the explorers) but takes no call.
+    called_members = [s for s in seats if s.kind == "member" and not s.retired]
     eligible: dict[str, Candidate] = {}
     for cand in pool:
         if cand.alias in considered or cand.alias in eligible:
             continue
         if _eligible(cand, estimate=estimate, images=images, now=now):
             eligible[cand.alias] = cand
-    reserves: list[Seat] = []
     if stand_ins:
-        seats, reserves = _stand_in(seats, members, eligible, now)
+        seats = _stand_in(seats, members, eligible, now)
         for seat in seats:
             if seat.kind == "standin":  # on the panel now: not an explorer too, nor one of its family
                 eligible.pop(seat.alias, None)
                 families.add(seat.family)
-    # A retired member keeps its place (and its family out of the explorers) but takes no call; one
-    # with a stand-in leaves its call to it.
-    stood_for = {s.stands_in_for for s in seats if s.kind == "standin"}
-    called = [s for s in seats if s.kind == "standin" or (s.kind == "member" and not s.retired)]
-    called = [s for s in called if s.alias not in stood_for or s.kind == "standin"]
-    slots = explorer_count(len(called), max_explorers, max_calls)
+    # A stand-in takes its member's call: a cooling member's is counted above, a retired one's is not.
+    retired = {s.alias for s in seats if s.retired}
+    called = len(called_members) + sum(s.stands_in_for in retired for s in seats)
+    slots = explorer_count(called, max_explorers, max_calls)
     explorers = _pick_explorers(list(eligible.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
     seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
     spares = _spares(eligible.values(), explorers, families) if slots > 0 else []
-    chosen = {c.alias for c in explorers}
-    reserves = [r for r in reserves if r.alias not in chosen][:SPARES]
-    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares), tuple(reserves))
+    reserves: tuple[Candidate, ...] = ()
+    if stand_ins:
+        chosen = {c.alias for c in explorers}
+        reserves = tuple(c for c in eligible.values() if c.alias not in chosen)
+    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares), reserves)
 
 
 def _stand_in(
     seats: list[Seat], members: Sequence[Candidate], eligible: dict[str, Candidate], now: float
-) -> tuple[list[Seat], list[Seat]]:
-    """`seats` with a stand-in after each retired or cooling member, and the rest of the eligible
-    models best first (the reserves). Best: the one evidence rule on the shape's current counts;
-    models without a verdict follow in alias order."""
-    counts = {c.alias: (c.useful, c.useful + c.not_useful) for c in eligible.values()}
-    order = iter(best_among(sorted(eligible), counts))
-    absent = {c.alias for c in members if c.retired or cooling(c, now)}
+) -> list[Seat]:
+    """`seats` with a stand-in after each retired or cooling member: the best eligible models, in
+    the members' order (none eligible: the member's seat stands alone, as without stand-ins)."""
+    absent = [c.alias for c in members if c.retired or cooling(c, now)]
+    if not absent:
+        return seats
+    best = iter(best_first(eligible.values(), len(absent)))
     placed: list[Seat] = []
-    index = 0
     for seat in seats:
         placed.append(seat)
-        if seat.kind != "member" or seat.alias not in absent:
-            continue
-        alias = next(order, None)
-        if alias is None:
-            continue  # nobody eligible: the member's seat stands alone, as without stand-ins
-        index += 1
-        placed.append(Seat("standin", index, alias, family=family_of(eligible[alias]), stands_in_for=seat.alias))
-    reserves = [Seat("standin", 0, a, family=family_of(eligible[a])) for a in order]
-    return placed, reserves
+        if seat.kind == "member" and seat.alias in absent and (pick := next(best, None)) is not None:
+            index = sum(s.kind == "standin" for s in placed) + 1
+            placed.append(Seat("standin", index, pick.alias, family=family_of(pick), stands_in_for=seat.alias))
+    return placed
 
 
 def _spares(eligible: Iterable[Candidate], chosen: Sequence[Candidate], families: set[str]) -> list[Seat]:
