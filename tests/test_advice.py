@@ -21,7 +21,8 @@ def fields(name: str, members: list[str], shape: str | None = None) -> dict:
     return {"name": name, "description": "", "tags": [], "members": members, "shape": shape, "reply": "all",
             "merger": None, "max_explorers": None, "max_calls": None, "auto_swap": False,
             "require_tags": [], "exclude_tags": [],
-            "daily_panels": None, "daily_tokens": None}  # fmt: skip
+            "daily_panels": None, "daily_tokens": None,
+            "stand_ins": False}  # fmt: skip
 
 
 def test_an_explorer_better_than_a_member_is_advised_with_its_probability():

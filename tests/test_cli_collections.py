@@ -69,6 +69,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
         "exclude_tags": [],
         "daily_panels": None,
         "daily_tokens": None,
+        "stand_ins": False,
     }
     assert cli("collection", "edit", "reviewers", "--shape", "review", "--reply", "merged", "--max-explorers", "1") == (
         0,
@@ -85,6 +86,13 @@ def test_add_list_show_edit_remove(cli, tmp_path):
     assert orjson.loads(cli("collection", "show", "reviewers")[1])["auto_swap"] is True
     assert cli("collection", "edit", "reviewers", "--no-auto-swap") == (0, "updated bench/reviewers\n")
     assert orjson.loads(cli("collection", "show", "reviewers")[1])["auto_swap"] is False
+    # stand_ins the same way: off unless asked, kept by an edit without the flag.
+    assert cli("collection", "edit", "reviewers", "--stand-ins") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["stand_ins"] is True
+    assert cli("collection", "edit", "reviewers", "--max-calls", "4") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["stand_ins"] is True
+    assert cli("collection", "edit", "reviewers", "--no-stand-ins") == (0, "updated bench/reviewers\n")
+    assert orjson.loads(cli("collection", "show", "reviewers")[1])["stand_ins"] is False
     table = cli("collection", "list")[1]
     assert "bench/reviewers" in table and "p/llama-3.3-70b, p/qwen3-32b" in table
     assert cli("collection", "remove", "reviewers") == (0, "removed bench/reviewers\n")
@@ -96,7 +104,7 @@ def test_add_list_show_edit_remove(cli, tmp_path):
 
     assert asyncio.run(log()) == [
         ("collection", "reviewers", "delete"),
-        *[("collection", "reviewers", "update")] * 4,
+        *[("collection", "reviewers", "update")] * 7,
         ("collection", "reviewers", "create"),
     ]
 

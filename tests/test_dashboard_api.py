@@ -47,6 +47,7 @@ def test_collections_are_made_replaced_and_deleted_with_every_change_logged(benc
         "exclude_tags": [],
         "daily_panels": None,
         "daily_tokens": None,
+        "stand_ins": False,
         "warnings": [],
     }
     listed = httpx2.get(url).json()["data"]

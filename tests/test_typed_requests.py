@@ -91,7 +91,7 @@ def test_what_the_dashboard_and_the_docs_send_is_read(bench, path):
             {"name": "ok", "members": ["a/b"], "colour": "red", "size": 3},
             "colour",
             "unknown field(s): colour, size; expected: auto_swap, description, max_calls, max_explorers, members, "
-            "merger, name, reply, shape, tags",
+            "merger, name, reply, shape, stand_ins, tags",
         ),
         ("POST", "/api/collections", {"name": "ok", "members": "a/b"}, "members", "members must be a list of strings"),
         ("POST", "/api/collections", {"members": ["a/b"]}, "name", f"name is required: {NAME_RULE}"),

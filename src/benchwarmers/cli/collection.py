@@ -32,6 +32,7 @@ def _options(
     exclude_tag: list[str] | None = None,
     daily_panels: int | None = None,
     daily_tokens: int | None = None,
+    stand_ins: bool | None = None,
 ) -> dict[str, Any]:
     return {
         "members": member or None,
@@ -47,6 +48,7 @@ def _options(
         "exclude_tags": exclude_tag or None,
         "daily_panels": daily_panels,
         "daily_tokens": daily_tokens,
+        "stand_ins": stand_ins,
     }
 
 
@@ -72,6 +74,11 @@ AUTO_SWAP = typer.Option(
     None,
     "--auto-swap/--no-auto-swap",
     help="let the bench swap a member for a decisively better explorer itself (see `benchwarmers advise`)",
+)
+STAND_INS = typer.Option(
+    None,
+    "--stand-ins/--no-stand-ins",
+    help="a member that is cooling, paced out or retired gets a stand-in for the panel: the best eligible model",
 )
 
 DAILY_PANELS = typer.Option(
@@ -100,6 +107,7 @@ async def add(
     exclude_tag: list[str] = EXCLUDE_TAG,
     daily_panels: int = DAILY_PANELS,
     daily_tokens: int = DAILY_TOKENS,
+    stand_ins: bool = STAND_INS,
 ) -> None:
     """Create a collection."""
     options = _options(
@@ -116,6 +124,7 @@ async def add(
         exclude_tag,
         daily_panels,
         daily_tokens,
+        stand_ins,
     )
     created = await bench.collections.add_collection({"name": name, **options})
     snapshot = await bench.state.snapshot()
@@ -150,6 +159,7 @@ async def edit(
     exclude_tag: list[str] = EXCLUDE_TAG,
     daily_panels: int = DAILY_PANELS,
     daily_tokens: int = DAILY_TOKENS,
+    stand_ins: bool = STAND_INS,
 ) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
     options = _options(
@@ -166,6 +176,7 @@ async def edit(
         exclude_tag,
         daily_panels,
         daily_tokens,
+        stand_ins,
     )
     edited = await bench.collections.edit_collection(name, options)
     console.print(f"updated bench/{edited['name']}", markup=False)

@@ -145,6 +145,8 @@ def render_panel(bench: dict[str, Any], content: str) -> str:
         lines += [f"Picked {picked['alias']} (call {picked['call']}) as {picked['why']}.", ""]
     for seat in seats:
         label = str(seat["call"]).rpartition(".")[2] or seat["seat"]  # member1, explorer2: as in the call id
+        if seat.get("stands_in_for"):
+            label += f" (stand-in for {seat['stands_in_for']})"
         lines.append(f"## {label} · {seat['alias']} · {seat['status']} · {float(seat['seconds']):.1f}s")
         lines.append(f"call: {seat['call']}")
         lines.append("")

@@ -95,6 +95,11 @@ class CollectionFields(Body):
     daily_tokens: DailyBudget | None = Field(
         None, description="Tokens a day its seats may spend, as they report them. 0 or null: no budget."
     )
+    stand_ins: bool | None = Field(
+        None,
+        description="Give a member that is cooling, paced out or retired a stand-in for the panel: the best "
+        "eligible model by the evidence on the panel's shape, marked `stands_in_for`; default false.",
+    )
 
 
 class CollectionCreate(CollectionFields):

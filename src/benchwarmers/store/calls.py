@@ -16,7 +16,7 @@ from benchwarmers.store.bulk import insert_rows, update_rows
 from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, PublicVerdict, Replay, SeatRow
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
-SEATED_KINDS = ("member", "nominee", "explorer")
+SEATED_KINDS = ("member", "nominee", "explorer", "standin")  # a stand-in is judged like any seat
 ANSWERED = ("ok", "empty")  # the model answered: the seat may be judged
 OWED = ("ok",)  # a verdict is owed only on a real answer: an empty one is not useful, nothing to read
 FAILED = "error"  # the call failed: no answer, so no verdict
@@ -305,6 +305,7 @@ async def list_panels(
                 "tool_calls": data[seats.c.tool_calls] or [],
                 "truncated_at": data[seats.c.truncated_at],
                 "truncated": data[seats.c.truncated],
+                "stands_in_for": data[seats.c.stands_in_for],
                 "verdict": verdict,
             }
         )

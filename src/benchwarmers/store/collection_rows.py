@@ -40,6 +40,7 @@ def collection_fields(collection: Mapping[str, Any]) -> CollectionFields:
         "exclude_tags": list(collection.get("exclude_tags") or []),
         "daily_panels": collection.get("daily_panels"),
         "daily_tokens": collection.get("daily_tokens"),
+        "stand_ins": bool(collection.get("stand_ins", False)),
     }
 
 

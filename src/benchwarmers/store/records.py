@@ -28,6 +28,7 @@ class CollectionFields(TypedDict):
     exclude_tags: list[str]  # and none of these (`trains-on-prompts`): never seated, member or explorer
     daily_panels: int | None  # daily budgets (bench/budgets.py); None: no budget
     daily_tokens: int | None
+    stand_ins: bool  # a cooling, paced-out or retired member's place goes to the best eligible model
 
 
 class Collection(CollectionFields):
@@ -71,11 +72,11 @@ class SeatRow(TypedDict):
     call: str
     panel_id: str
     position: int
-    seat: str  # member | nominee | explorer | merger | decision
+    seat: str  # member | nominee | explorer | standin | merger | decision
     alias: str
     endpoint: str
     shape: str
-    status: str  # ok | empty | error | paced | cooling
+    status: str  # ok | empty | error | paced | cooling | retired
     seconds: float
     answer: str
     error: str
@@ -87,6 +88,7 @@ class SeatRow(TypedDict):
     tool_calls: list[dict[str, Any]] | None  # the function calls it answered with
     truncated_at: int | None  # the answer cap cut the answer to its first this many bytes
     truncated: str | None  # `length`: the answer stopped at its token limit (finish_reason: length)
+    stands_in_for: str | None  # a stand-in seat: the member whose place it took
 
 
 class Replay(TypedDict):
@@ -125,6 +127,7 @@ class LoggedSeat(TypedDict):
     tool_calls: list[dict[str, Any]]
     truncated_at: int | None
     truncated: str | None  # `length`: the answer stopped at its token limit
+    stands_in_for: str | None  # a stand-in seat: the member whose place it took
     verdict: PublicVerdict | None
 
 

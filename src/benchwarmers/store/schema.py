@@ -105,6 +105,8 @@ collections = Table(
     # Daily budgets (bench/budgets.py): panels, and tokens the seats reported, a day; None = none (0014).
     Column("daily_panels", Integer),
     Column("daily_tokens", Integer),
+    # A cooling, paced-out or retired member's place goes to a stand-in (bench/panels/seating.py, 0015).
+    Column("stand_ins", Boolean, nullable=False, default=False, server_default=false()),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
 )
@@ -181,7 +183,7 @@ seats = Table(
     Column("call", String(64), primary_key=True),
     Column("panel_id", String(40), ForeignKey("panels.id", ondelete="CASCADE"), nullable=False),
     Column("position", Integer, nullable=False),
-    Column("seat", String(16), nullable=False),  # member | nominee | explorer | merger | decision
+    Column("seat", String(16), nullable=False),  # member | nominee | explorer | standin | merger | decision
     Column("alias", String(300), nullable=False),
     Column("endpoint", String(64), nullable=False),
     Column("shape", String(32), nullable=False),
@@ -197,6 +199,7 @@ seats = Table(
     Column("tool_calls", JSON),  # the function calls it answered with ({id, type, function}), if any
     Column("truncated_at", Integer),  # the answer cap cut the answer to its first this many bytes (0009)
     Column("truncated", String(16)),  # `length`: the answer stopped at its token limit (finish_reason, 0010)
+    Column("stands_in_for", String(300)),  # a stand-in seat: the member whose place it took (0015)
     Index("ix_seats_panel", "panel_id"),
     Index("ix_seats_created_at", "created_at"),  # what other processes seated since (migration 0008)
     # The dashboard's counts read these instead of the rows (migration 0002).

@@ -70,11 +70,14 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 20):
             raise InvalidRequest(f"{field} must be a whole number from 0 to 20", param=field)
         limits[field] = value
-    auto_swap = data.get("auto_swap", False)
-    if auto_swap is None:
-        auto_swap = False
-    if not isinstance(auto_swap, bool):
-        raise InvalidRequest("auto_swap must be true or false", param="auto_swap")
+    switches: dict[str, bool] = {}
+    for field in ("auto_swap", "stand_ins"):
+        value = data.get(field, False)
+        if value is None:
+            value = False
+        if not isinstance(value, bool):
+            raise InvalidRequest(f"{field} must be true or false", param=field)
+        switches[field] = value
     return {
         "name": name,
         "description": description,
@@ -85,7 +88,8 @@ def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: 
         "merger": merger,
         "max_explorers": limits["max_explorers"],
         "max_calls": limits["max_calls"],
-        "auto_swap": auto_swap,
+        "auto_swap": switches["auto_swap"],
+        "stand_ins": switches["stand_ins"],
         "require_tags": require_tags,
         "exclude_tags": exclude_tags,
         "daily_panels": check_budget(data.get("daily_panels"), "daily_panels"),

@@ -159,7 +159,7 @@ def answer_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
 def pick_seat(order: Sequence[tuple[str, str]], outcomes: Sequence[SeatOutcome], body: Mapping[str, Any]) -> Picked:
     """The first seat in `order` ((alias, rule) as the merger ranks them), then the other seats as
     listed, whose answer is valid for the request; else the first that answered, with a note."""
-    seated = [o for o in outcomes if o.seat in ("member", "nominee", "explorer")]
+    seated = [o for o in outcomes if o.seat in ("member", "nominee", "explorer", "standin")]
     by_alias = {o.alias: o for o in reversed(seated)}
     ranked: list[tuple[SeatOutcome, str]] = [(by_alias[a], rule) for a, rule in order if a in by_alias]
     ranked += [(o, "the first seat that answered validly") for o in seated]

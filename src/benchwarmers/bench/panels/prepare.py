@@ -69,6 +69,7 @@ class SeatOutcome:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
     finish_reason: str | None = None  # as the model gave it; `length` when the answer cap cut it
     truncated_at: int | None = None  # the answer was cut to its first this many bytes (answer_cap_kb)
+    stands_in_for: str | None = None  # a stand-in seat: the member whose place it took on this panel
 
 
 PICK_CHECKS = ("tools", "tool_choice", "response_format")
@@ -257,6 +258,7 @@ def direct_collection(alias: str, snapshot: Snapshot) -> Collection:
         "exclude_tags": [],
         "daily_panels": None,
         "daily_tokens": None,
+        "stand_ins": False,
         "created_at": 0.0,
     }
 
@@ -284,7 +286,10 @@ def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:
     """Explorer seats a text request will fill (the decision model is asked only when > 0)."""
     members = {a for a in draft.collection["members"] if a in snapshot.models}
-    called = len([a for a in members if not snapshot.models[a].retired])
+    # A retired member's call goes to its stand-in where the collection has them (an estimate: no
+    # stand-in may be eligible, which only leaves the decision model asked when it need not be).
+    stand_ins = bool(draft.collection.get("stand_ins"))
+    called = len([a for a in members if stand_ins or not snapshot.models[a].retired])
     return explorer_count(called, *seat_limits(draft.collection, snapshot.gateway))
 
 
@@ -330,6 +335,7 @@ def seat_panel(
         rules=TagRules(
             frozenset(collection.get("require_tags") or ()), frozenset(collection.get("exclude_tags") or ())
         ),
+        stand_ins=bool(collection.get("stand_ins")),
     )
     plan = replace(plan, skipped=tuple(missing) + plan.skipped)
     if images and not plan.seats:

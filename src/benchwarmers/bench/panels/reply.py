@@ -18,7 +18,7 @@ class PublicSeat(TypedDict):
     """A seat as the reply names it: who sat, how it went, and the call id to judge it by."""
 
     call: str
-    seat: str  # member | nominee | explorer | merger
+    seat: str  # member | nominee | explorer | standin | merger
     alias: str
     status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
     seconds: float
@@ -28,6 +28,7 @@ class PublicSeat(TypedDict):
     frees_at: float | None  # paced or cooling: when the model may be called again (epoch seconds)
     truncated_at: int | None  # the answer cap cut `answer` to its first this many bytes (UTF-8)
     truncated: str | None  # `length`: the answer stopped at its token limit (finish_reason: length)
+    stands_in_for: NotRequired[str]  # a stand-in seat only: the member whose place it took
 
 
 class PublicMerger(PublicSeat):
@@ -104,7 +105,7 @@ LENGTH_NOTE = "cut by max_tokens (finish_reason: length): the model had more to 
 
 
 def seat_public(outcome: SeatOutcome) -> PublicSeat:
-    return {
+    seat: PublicSeat = {
         "call": outcome.call,
         "seat": outcome.seat,
         "alias": outcome.alias,
@@ -117,6 +118,15 @@ def seat_public(outcome: SeatOutcome) -> PublicSeat:
         "truncated_at": outcome.truncated_at,
         "truncated": truncated(outcome),
     }
+    if outcome.stands_in_for is not None:
+        seat["stands_in_for"] = outcome.stands_in_for
+    return seat
+
+
+def seat_label(seat: PublicSeat) -> str:
+    """What a seat is called in the markdown: its kind, or whose place a stand-in took."""
+    stood_for = seat.get("stands_in_for")
+    return f"stand-in for {stood_for}" if stood_for else seat["seat"]
 
 
 def cut_note(truncated_at: int) -> str:
@@ -141,7 +151,7 @@ def render_markdown(
     if note:
         lines += [f"> {note}", ""]
     for seat in seats:
-        lines.append(f"## {seat['seat']} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
+        lines.append(f"## {seat_label(seat)} · {seat['alias']} · {seat['status']} · {seat['seconds']:.1f}s")
         lines.append(f"call `{seat['call']}`")
         lines.append("")
         if seat["status"] == "ok":
@@ -193,9 +203,14 @@ def render_merged(answer: str, merger: PublicSeat, seats: Sequence[PublicSeat]) 
     if merger["truncated_at"] is not None:
         lines += [f"_({cut_note(merger['truncated_at'])})_", ""]
     lines += ["---", f"Merged by {merger['alias']} (call `{merger['call']}`) from:"]
-    lines += [f"- {s['alias']} · {s['status']}{_cut(s)} · call `{s['call']}`" for s in seats]
+    lines += [f"- {s['alias']}{_stood_for(s)} · {s['status']}{_cut(s)} · call `{s['call']}`" for s in seats]
     lines += ["", "Judge each answer you read, and the merge: POST /bench/verdict with its call id."]
     return "\n".join(lines)
+
+
+def _stood_for(seat: PublicSeat) -> str:
+    stood_for = seat.get("stands_in_for")
+    return f" (stand-in for {stood_for})" if stood_for else ""
 
 
 def _cut(seat: PublicSeat) -> str:

@@ -7,6 +7,10 @@ Who waits for a slot: members and nominees, up to the seat timeout (the caller a
 name; a panel of one member would otherwise have no seat at all). Explorers never wait: each takes
 its slot at once or is listed as paced, and the next spare takes the seat. Nobody waits out a
 cooldown: the provider said stop.
+
+In a collection with stand-ins, a member whose slot would not free up within the seat timeout is
+listed as paced and its place goes to a stand-in (the plan's reserves, best first); stand-ins
+never wait either: each takes its slot at once, or the next reserve takes the seat.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.pacing import Pacer, Refusal, Slot, scopes_of
 from benchwarmers.bench.panels.ids import seat_call
 from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
-from benchwarmers.bench.panels.seating import Seat, SeatPlan
+from benchwarmers.bench.panels.seating import SPARES, Candidate, Seat, SeatPlan, best_first, family_of
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store.calls import RETIRED
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
@@ -124,6 +128,7 @@ async def call_model(
     tokens: int,
     pace: Pace | None = None,
     wait: bool = True,
+    stands_in_for: str | None = None,
 ) -> SeatOutcome:
     """One model call as a recorded outcome: failures become statuses, never exceptions.
 
@@ -134,6 +139,7 @@ async def call_model(
     endpoint = snapshot.endpoints[model.endpoint]
     started = time.perf_counter()
     outcome = SeatOutcome(call=call, seat=kind, alias=alias, endpoint=endpoint.name, status="error", seconds=0.0)
+    outcome.stands_in_for = stands_in_for
     if endpoint.key_refused:
         # Its key variable is not one the bench reads: the model is not asked without its key.
         failure = UpstreamFailure(FailureKind.auth, endpoint.key_refused)
@@ -197,6 +203,58 @@ async def fill_explorers(pacer: Pacer, snapshot: Snapshot, plan: SeatPlan, token
     return filled
 
 
+async def stand_in_seats(
+    pacer: Pacer,
+    snapshot: Snapshot,
+    panel: PreparedPanel,
+    explorers: Sequence[tuple[Seat, Pace]],
+    seat_timeout: float,
+) -> list[tuple[Seat, Pace | None]]:
+    """Members, nominees and stand-ins with what each was paced by. A stand-in the plan chose takes
+    its slot now, or the first reserve that gets one does; a member the pacer turns away for longer
+    than the seat timeout keeps its seat (paced) and the first reserve with a slot stands in for it."""
+    plan, now = panel.plan, time.time()
+    seated = {s.alias for s in plan.seats} | {s.alias for s, _ in explorers}
+    index = sum(s.kind == "standin" for s in plan.seats)
+    reserves: list[Candidate] | None = None  # ranked at the first need: most panels have none
+
+    async def reserve_with_slot(member: str, index: int) -> tuple[Seat, Slot] | None:
+        nonlocal reserves
+        if reserves is None:
+            reserves = best_first((c for c in plan.reserves if c.alias not in seated), SPARES)
+        while reserves:
+            reserve = reserves.pop(0)
+            found = await pacer.take(scopes_of(snapshot, reserve.alias), panel.tokens)
+            if isinstance(found, Slot):
+                return Seat("standin", index, reserve.alias, family=family_of(reserve), stands_in_for=member), found
+        return None
+
+    seats: list[tuple[Seat, Pace | None]] = []
+    for seat in (s for s in plan.seats if s.kind != "explorer"):
+        if seat.kind == "standin":
+            pace: Pace = await pacer.take(scopes_of(snapshot, seat.alias), panel.tokens)
+            member = seat.stands_in_for or ""
+            if isinstance(pace, Refusal) and (found := await reserve_with_slot(member, seat.index)) is not None:
+                seat, pace = found
+            seats.append((seat, pace))
+            continue
+        stood_for = any(s.stands_in_for == seat.alias for s in plan.seats)
+        if seat.kind != "member" or seat.retired or stood_for or snapshot.models[seat.alias].cooling(now):
+            seats.append((seat, None))
+            continue
+        taken = await pacer.take(scopes_of(snapshot, seat.alias), panel.tokens)
+        if isinstance(taken, Slot):
+            seats.append((seat, taken))
+        elif taken.frees_at is not None and taken.frees_at <= now + seat_timeout:
+            seats.append((seat, None))  # frees up in time: the member waits for it, as without stand-ins
+        else:
+            seats.append((seat, taken))
+            if (found := await reserve_with_slot(seat.alias, index + 1)) is not None:
+                index += 1
+                seats.append(found)
+    return seats
+
+
 async def _retired(snapshot: Snapshot, panel: PreparedPanel, seat: Seat) -> SeatOutcome:
     """A retired member or nominee keeps its seat, not asked: it kept failing (bench/evidence/retirement.py)."""
     model = snapshot.models[seat.alias]
@@ -220,7 +278,11 @@ async def run_seats(
 ) -> list[SeatOutcome]:
     """Call every seat at once; when the client goes away, cancel those still running."""
     explorers = await fill_explorers(pacer, snapshot, panel.plan, panel.tokens)
-    seats: list[tuple[Seat, Pace | None]] = [(s, None) for s in panel.plan.seats if s.kind != "explorer"]
+    seats: list[tuple[Seat, Pace | None]]
+    if panel.collection.get("stand_ins"):
+        seats = await stand_in_seats(pacer, snapshot, panel, explorers, seat_timeout)
+    else:
+        seats = [(s, None) for s in panel.plan.seats if s.kind != "explorer"]
     seats += explorers
     tasks = [
         asyncio.ensure_future(
@@ -237,6 +299,7 @@ async def run_seats(
                 seat_timeout=seat_timeout,
                 tokens=panel.tokens,
                 pace=pace,
+                stands_in_for=seat.stands_in_for,
             )
         )
         for seat, pace in seats
@@ -269,6 +332,7 @@ async def run_seats(
                     status="error",
                     seconds=0.0,
                     error=CANCELLED if task.cancelled() else f"internal error: {type(exc).__name__}",
+                    stands_in_for=seat.stands_in_for,
                 )
             )
         else:

@@ -1,16 +1,21 @@
 """Who sits on a panel: members, then nominees, then explorers (a floor of seats by staleness, the
 rest by top-two Thompson sampling on the current evidence), and the spares that take an
-explorer's seat when its model has no free slot (bench/pacing.py).
+explorer's seat when its model has no free slot (bench/pacing.py). In a collection that opted in,
+a member that is cooling or retired gets a stand-in: the best model by the one evidence rule
+(bench/evidence/posterior.py) among those an explorer seat could take, not already on the panel;
+the next best are kept as reserves for a member the pacer turns away when the panel runs.
 
 Pure: the catalog's facts arrive as `Candidate`s, the clock as `now`, chance as `rng`.
 """
 
 from __future__ import annotations
 
+import heapq
 import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from benchwarmers.bench.evidence.posterior import order_key
 from benchwarmers.bench.evidence.stats import thompson_draw
 
 
@@ -57,11 +62,12 @@ def tag_gap(tags: Iterable[str], require: Iterable[str], exclude: Iterable[str])
 
 @dataclass(frozen=True)
 class Seat:
-    kind: str  # "member" | "nominee" | "explorer"
+    kind: str  # "member" | "nominee" | "explorer" | "standin"
     index: int  # 1-based per kind
     alias: str
     retired: bool = False  # shown as `retired`, not asked
     family: str = ""  # explorers and spares: no two seated explorers share one
+    stands_in_for: str | None = None  # a stand-in: the member whose place it takes on this panel
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,9 @@ class SeatPlan:
     # Eligible explorers not chosen, stalest first, none of a member's or nominee's family: tried in
     # turn when a chosen explorer's model has no free slot.
     spares: tuple[Seat, ...] = ()
+    # A stand-in collection's other eligible models, none seated, in no order: ranked (`best_first`)
+    # only when the pacer turns a member away while the panel runs, which few panels see.
+    reserves: tuple[Candidate, ...] = ()
 
 
 SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
@@ -114,6 +123,22 @@ def _vision_gap(candidate: Candidate) -> str | None:
     if candidate.vision is True:
         return None
     return "cannot take images" if candidate.vision is False else "not known to take images"
+
+
+def cooling(c: Candidate, now: float) -> bool:
+    return c.cooldown_until is not None and c.cooldown_until > now
+
+
+def best_first(pool: Iterable[Candidate], count: int) -> list[Candidate]:
+    """The `count` best of `pool` by the one evidence rule (posterior.order_key on the shape's current
+    counts), ordered as posterior.best_among orders them: the judged first, then the unjudged by alias.
+    A partial sort: a stand-in needs the best one or two of a roster of hundreds."""
+
+    def key(c: Candidate) -> tuple[bool, float, float, int, str]:
+        verdicts = c.useful + c.not_useful
+        return (verdicts == 0, *order_key(c.useful, verdicts), c.alias)
+
+    return heapq.nsmallest(count, pool, key=key)
 
 
 def _eligible(c: Candidate, *, estimate: int, images: bool, now: float) -> bool:
@@ -228,10 +253,13 @@ def plan_seats(
     epsilon: float = 0.0,
     floor: float = 1.0,
     rules: TagRules = TagRules(),
+    stand_ins: bool = False,
 ) -> SeatPlan:
     """Seat members, then nominees, then explorers from `pool` for one request. A retired member or
     nominee keeps its seat, marked `retired`, and leaves its call to an explorer. No seat, of any kind,
     goes to a model the collection's tag `rules` keep off (a member or nominee so kept is `skipped`).
+    With `stand_ins` (the collection opted in), a retired or cooling member's call goes to its stand-in,
+    seated right after it, the best eligible model by the evidence on the shape.
 
     Each explorer seat is the floor's with probability `floor`: stalest first (`epsilon` of those
     by a Thompson draw), so no eligible model is starved; the others are focus seats, by top-two
@@ -269,17 +297,46 @@ def plan_seats(
 
     # A retired member keeps its place (and its family out of the explorers) but takes no call.
     called_members = [s for s in seats if s.kind == "member" and not s.retired]
-    slots = explorer_count(len(called_members), max_explorers, max_calls)
     allowed: dict[str, Candidate] = {}
     for cand in pool:
         if cand.alias in considered or cand.alias in allowed:
             continue
         if eligible(cand, estimate=estimate, images=images, now=now, rules=rules):
             allowed[cand.alias] = cand
+    if stand_ins:
+        seats = _stand_in(seats, members, allowed, now)
+        for seat in seats:
+            if seat.kind == "standin":  # on the panel now: not an explorer too, nor one of its family
+                allowed.pop(seat.alias, None)
+                families.add(seat.family)
+    # A stand-in takes its member's call: a cooling member's is counted above, a retired one's is not.
+    retired = {s.alias for s in seats if s.retired}
+    called = len(called_members) + sum(s.stands_in_for in retired for s in seats)
+    slots = explorer_count(called, max_explorers, max_calls)
     explorers = _pick_explorers(list(allowed.values()), slots, families, rng=rng, epsilon=epsilon, floor=floor)
     seats.extend(Seat("explorer", i, c.alias, family=family_of(c)) for i, c in enumerate(explorers, start=1))
     spares = _spares(allowed.values(), explorers, families) if slots > 0 else []
-    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares))
+    reserves: tuple[Candidate, ...] = ()
+    if stand_ins:
+        chosen = {c.alias for c in explorers}
+        reserves = tuple(c for c in allowed.values() if c.alias not in chosen)
+    return SeatPlan(tuple(seats), tuple(skipped), tuple(spares), reserves)
+
+
+def _stand_in(seats: list[Seat], members: Sequence[Candidate], allowed: dict[str, Candidate], now: float) -> list[Seat]:
+    """`seats` with a stand-in after each retired or cooling member: the best eligible models, in
+    the members' order (none eligible: the member's seat stands alone, as without stand-ins)."""
+    absent = [c.alias for c in members if c.retired or cooling(c, now)]
+    if not absent:
+        return seats
+    best = iter(best_first(allowed.values(), len(absent)))
+    placed: list[Seat] = []
+    for seat in seats:
+        placed.append(seat)
+        if seat.kind == "member" and seat.alias in absent and (pick := next(best, None)) is not None:
+            index = sum(s.kind == "standin" for s in placed) + 1
+            placed.append(Seat("standin", index, pick.alias, family=family_of(pick), stands_in_for=seat.alias))
+    return placed
 
 
 def _spares(eligible: Iterable[Candidate], chosen: Sequence[Candidate], families: set[str]) -> list[Seat]:

@@ -499,6 +499,7 @@ class Panels:
                 "tool_calls": o.tool_calls or None,
                 "truncated_at": o.truncated_at,
                 "truncated": truncated(o),
+                "stands_in_for": o.stands_in_for,
             }
             for i, o in enumerate(outcomes)
         ]

@@ -64,6 +64,7 @@ function open(collection) {
     form.elements.namedItem("daily_tokens").value = collection.daily_tokens ?? "";
   }
   form.elements.namedItem("auto_swap").checked = Boolean(collection && collection.auto_swap);
+  form.elements.namedItem("stand_ins").checked = Boolean(collection && collection.stand_ins);
   members = collection ? [...collection.members] : [];
   drawMembers();
   $("#collection-dialog").showModal();
@@ -109,6 +110,7 @@ async function save() {
     auto_swap: form.elements.namedItem("auto_swap").checked,
     daily_panels: number(form, "daily_panels"),
     daily_tokens: number(form, "daily_tokens"),
+    stand_ins: form.elements.namedItem("stand_ins").checked,
   };
   if (editing) {
     await api("PUT", `/api/collections/${encodeURIComponent(editing)}`, body);

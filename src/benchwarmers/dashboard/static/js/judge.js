@@ -85,7 +85,7 @@ function seatCard(seat, index) {
       h("kbd", { class: "seat-key", "aria-hidden": "true" }, label),
       h("div", {},
         h("h2", { id: `seat-${index}-title`, class: "mono seat-alias" }, seat.alias),
-        h("p", { class: "muted small" }, `${seat.seat} · `, status, seat.seconds ? ` · ${seconds(seat.seconds)}` : ""),
+        h("p", { class: "muted small" }, `${seat.stands_in_for ? `stand-in for ${seat.stands_in_for}` : seat.seat} · `, status, seat.seconds ? ` · ${seconds(seat.seconds)}` : ""),
       ),
       h("span", { class: "verdict-state", "data-verdict-state": "" }),
     ),

@@ -36,7 +36,7 @@ export async function openSeat(panelId, call) {
   current = { panel: panelId, call };
   const dialog = $("#seat-dialog");
   $("#seat-title").textContent = call;
-  $("#seat-meta").textContent = [seat.alias, seat.seat, seat.status, seconds(seat.seconds), `bench/${panel.collection}`]
+  $("#seat-meta").textContent = [seat.alias, seat.stands_in_for ? `stand-in for ${seat.stands_in_for}` : seat.seat, seat.status, seconds(seat.seconds), `bench/${panel.collection}`]
     .filter(Boolean)
     .join(" · ");
   $("#seat-prompt-text").textContent = promptText(panel.request);
