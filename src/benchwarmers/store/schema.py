@@ -107,6 +107,9 @@ collections = Table(
     Column("daily_tokens", Integer),
     # A cooling, paced-out or retired member's place goes to a stand-in (bench/panels/seating.py, 0015).
     Column("stand_ins", Boolean, nullable=False, default=False, server_default=false()),
+    # Model tags every seat's model must carry, and none it may (`trains-on-prompts`); NULL = none (0015).
+    Column("require_tags", JSON),
+    Column("exclude_tags", JSON),
     Column("created_at", Float, nullable=False),
     Column("updated_at", Float, nullable=False),
 )
