@@ -66,6 +66,7 @@ BOTH_STORES = frozenset(
         "test_access_leaks",
         "test_metrics",
         "test_backup",
+        "test_notify",
     }
 )
 

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers import __version__
+from benchwarmers.bench.notify.drain import NotifyJob
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
@@ -59,7 +60,7 @@ def create_app(settings: Settings) -> FastAPI:
         # admin token) exists once the server is up, and an unreadable one stops the start.
         app.state.access = Access.of(bench.settings, bench.keys)
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
-        jobs: list[CatalogScheduler | Watch] = []
+        jobs: list[CatalogScheduler | Watch | NotifyJob] = []
         retention: asyncio.Task[None] | None = None
 
         async def serving() -> None:  # once the bench is open: at once, or when the database answers
@@ -68,6 +69,7 @@ def create_app(settings: Settings) -> FastAPI:
                 jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
                 app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
                 jobs.append(app.state.watch)
+                jobs.append(NotifyJob(bench.state).start())  # new alerts to the notification targets
                 retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
             _freeze_startup_heap()
 
