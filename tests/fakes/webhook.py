@@ -28,7 +28,7 @@ class WebhookReceiver:
     def __init__(self) -> None:
         self.received: list[Received] = []
         self._failing = 0
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -41,6 +41,7 @@ class WebhookReceiver:
                     )
                     failing = receiver._failing > 0
                     receiver._failing -= failing
+                    receiver._lock.notify_all()
                 self.send_response(500 if failing else 200)
                 self.send_header("content-length", "0")
                 self.end_headers()
@@ -54,6 +55,12 @@ class WebhookReceiver:
 
     def apprise_url(self, path: str = "/hook") -> str:
         return f"json://127.0.0.1:{self.port}{path}"
+
+    def wait_for(self, count: int, timeout: float = 30.0) -> list[Received]:
+        """What was received once at least `count` posts came (or the timeout passed)."""
+        with self._lock:
+            self._lock.wait_for(lambda: len(self.received) >= count, timeout)
+            return list(self.received)
 
     def fail_next(self, count: int) -> None:
         with self._lock:

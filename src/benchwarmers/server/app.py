@@ -23,6 +23,7 @@ from benchwarmers.server import (
     api_admin,
     api_evidence,
     api_keys,
+    api_notify,
     api_panels,
     api_suite,
     api_trends,
@@ -56,6 +57,7 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.bench = bench
         app.state.startup = startup = Startup(bench)
         app.state.watch = None
+        app.state.notify = None
         # Built here rather than on the first request: the dashboard's token file (keys required, no
         # admin token) exists once the server is up, and an unreadable one stops the start.
         app.state.access = Access.of(bench.settings, bench.keys)
@@ -69,7 +71,8 @@ def create_app(settings: Settings) -> FastAPI:
                 jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
                 app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
                 jobs.append(app.state.watch)
-                jobs.append(NotifyJob(bench.state).start())  # new alerts to the notification targets
+                app.state.notify = NotifyJob(bench.state).start()  # new alerts to the notification targets
+                jobs.append(app.state.notify)
                 retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
             _freeze_startup_heap()
 
@@ -122,6 +125,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)
+    app.include_router(api_notify.router)
     app.include_router(login.router)
     app.include_router(api_admin.router)
     app.include_router(api_panels.router)

@@ -145,6 +145,15 @@ class KeyCreate(Body):
     rpm: Rpm | None = Field(None, description="Requests a minute; null for no limit.")
 
 
+class NotifyTargetCreate(Body):
+    """A notification target: an Apprise URL, stored sealed and never shown again (only its scheme and host)."""
+
+    url: Annotated[str, _documented({"type": "string", "minLength": 1, "maxLength": 2000})] = Field(
+        description="An Apprise URL: ntfy://TOPIC, slack://..., discord://..., mailto://..., json://HOST/PATH."
+    )
+    name: str | None = Field(None, description="Its name (lower-case); by default from the URL's scheme and host.")
+
+
 # -- shapes, decision models, settings ----------------------------------------------------------------
 
 
@@ -347,6 +356,7 @@ STATUS_MEANINGS = {
     429: "Too many requests (`Retry-After` says when to try again).",
     500: "An unexpected error; the server log has the request id.",
     502: "A provider did not answer as expected.",
+    503: "Not available here (a missing optional library, a database away): the message says what to do.",
 }
 
 

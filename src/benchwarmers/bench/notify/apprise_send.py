@@ -24,6 +24,16 @@ SEND_TIMEOUT = 15.0  # seconds for one target, connecting and answering (Apprise
 INSTALL = "pip install 'benchwarmers[notify]' (or pip install apprise) where the bench runs"
 
 
+def installed() -> bool:
+    """Whether Apprise can be imported here (without importing it: ~0.2 s of plugins)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("apprise") is not None
+    except ValueError:  # in sys.modules as None: blocked
+        return False
+
+
 def _apprise() -> Any:
     try:
         import apprise

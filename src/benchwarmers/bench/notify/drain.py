@@ -1,7 +1,7 @@
 """The drain: every new alert sent once to every notification target, off the request path.
 
 Alerts are raised in many places (the catalog refresh, the watch, a seat's failure streak, the CLI);
-none of them sends anything. The drain, run by `serve` every few seconds (`NotifyJob`) and by the
+none of them sends anything. The drain, run by `serve` every BENCHWARMERS_NOTIFY_EVERY seconds (`NotifyJob`) and by the
 one-shot upkeep, queues a delivery for each new (alert, target), claims the due ones atomically
 (store/notify.py: a worker or host that claims the same moment gets none of them), sends them
 through Apprise with a timeout, and records each: sent, or failed and due again later (ATTEMPTS in
@@ -34,8 +34,6 @@ ATTEMPTS = 5
 RETRY_AFTER = (60.0, 300.0, 1800.0, 7200.0)  # seconds after the 1st, 2nd, 3rd, 4th failure
 BATCH = 20  # deliveries sent at once, each within apprise_send.SEND_TIMEOUT
 LEASE = 2 * apprise_send.SEND_TIMEOUT + 60.0  # a claim outlives its sends; a dead sender's lapses
-TICK = 10.0
-
 Sender = Callable[..., Awaitable[str | None]]
 
 
@@ -109,7 +107,7 @@ async def _send_one(state: BenchState, row: dict[str, Any], send: Sender) -> str
 
 
 class NotifyJob(BackgroundJob):
-    """The drain inside `serve`, every TICK seconds; nothing it meets stops it or the server."""
+    """The drain inside `serve`, every BENCHWARMERS_NOTIFY_EVERY seconds; nothing it meets stops it or the server."""
 
     task_name = "benchwarmers-notify"
 
@@ -117,11 +115,10 @@ class NotifyJob(BackgroundJob):
         self,
         state: BenchState,
         *,
-        tick: float = TICK,
         sleep: Callable[[float], Awaitable[Any]] = asyncio.sleep,
     ) -> None:
         self.state = state
-        self.tick = tick
+        self.tick = state.settings.notify_every
         self.sleep = sleep
         self.rounds = 0
         self.failures = 0
