@@ -165,8 +165,9 @@ class Metrics:
 
     # -- exposition --------------------------------------------------------------------------------
 
-    def render(self, owed: int) -> bytes:
-        """Every figure, in the text format; `owed` is the database's count of verdicts owed."""
+    def render(self, owed: int, read: Iterable[Any] = ()) -> bytes:
+        """Every figure, in the text format; `owed` is the database's count of verdicts owed, `read`
+        more figures read from the database at this scrape (collectors: bench/notify/figures.py)."""
         from prometheus_client import CollectorRegistry, generate_latest
 
         if self.multiprocess_dir is None:
@@ -181,6 +182,8 @@ class Metrics:
             extra = registry
         assert extra is not None
         extra.register(_Owed(owed))
+        for collector in read:
+            extra.register(collector)
         body = generate_latest(registry)
         return body if extra is registry else body + generate_latest(extra)
 

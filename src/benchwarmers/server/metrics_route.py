@@ -6,6 +6,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.bench.metrics import CONTENT_TYPE
+from benchwarmers.bench.notify.figures import scrape_figures
 from benchwarmers.server.deps import BenchDep, admin_router
 
 router = admin_router()
@@ -18,7 +19,7 @@ router = admin_router()
 )
 async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
-    return Response(bench.state.metrics.render(owed), media_type=CONTENT_TYPE)
+    return Response(bench.state.metrics.render(owed, await scrape_figures(bench.state)), media_type=CONTENT_TYPE)
 
 
 class RequestMetricsMiddleware:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, func, literal, or_, select
+from sqlalchemy import and_, case, func, literal, or_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.db import inserted_id
@@ -126,3 +126,12 @@ async def deliveries(conn: AsyncConnection, target_id: int | None = None) -> lis
     if target_id is not None:
         query = query.where(_d.target_id == target_id)
     return [dict(row._mapping) for row in await conn.execute(query)]
+
+
+async def delivery_counts(conn: AsyncConnection) -> dict[str, int]:
+    """Deliveries by state: sent, pending (queued or waiting for a retry), failed (given up)."""
+    state = case((_d.sent_at.is_not(None), "sent"), (_d.gave_up_at.is_not(None), "failed"), else_="pending").label(
+        "state"
+    )
+    query = select(state, func.count()).group_by(state)
+    return {str(name): int(count) for name, count in await conn.execute(query)}
