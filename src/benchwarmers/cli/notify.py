@@ -87,7 +87,4 @@ async def drain(bench: Bench) -> None:
     """Send the new alerts that wait now (what `serve` does every few seconds), once."""
     from benchwarmers.bench.notify.drain import drain as run_drain
 
-    done = await run_drain(bench.state)
-    console.print(
-        f"{done.sent} sent, {done.retrying} to retry later, {done.gave_up} given up ({done.queued} new)", markup=False
-    )
+    console.print((await run_drain(bench.state)).describe(), markup=False)

@@ -44,6 +44,10 @@ class Drained:
     retrying: int = 0
     gave_up: int = 0
 
+    def describe(self) -> str:
+        """One line for `notify drain` and the upkeep run's report."""
+        return f"{self.sent} sent, {self.retrying} to retry later, {self.gave_up} given up ({self.queued} new)"
+
 
 def message(row: dict[str, Any], public_url: str | None) -> tuple[str, str]:
     """The title and body of an alert's notification (what `benchwarmers alerts` shows, and how to act)."""
