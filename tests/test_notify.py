@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from benchwarmers.bench.notify import apprise_send
 from benchwarmers.bench.notify import drain as notify_drain
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.disk import check_disk
@@ -259,3 +260,24 @@ def test_without_apprise_a_configured_target_says_how_to_install_it(
         assert run(home, raise_and_drain) == notify_drain.Drained(queued=1, retrying=1)
     assert "notifications need the Apprise library" in caplog.records[-1].getMessage()
     assert hook.received == []
+
+
+@pytest.mark.parametrize(
+    ("url", "label"),
+    [
+        ("ntfy://my-secret-topic", "ntfy://…"),
+        ("discord://1234567890/webhook-token", "discord://…"),
+        ("mailto://user:password@mail.example.org?to=me@example.org", "mailto://mail.example.org"),
+        ("json://127.0.0.1:8080/hook?:token=abc", "json://127.0.0.1:8080"),
+        ("matrixs://user:pw@matrix.example.org/!room", "matrixs://matrix.example.org"),
+    ],
+)
+def test_a_label_is_the_scheme_and_a_real_host_only(url: str, label: str) -> None:
+    assert apprise_send.label(url) == label
+
+
+def test_a_failure_reason_loses_every_piece_of_the_url_but_its_scheme_and_host() -> None:
+    url = f"jsons://user:{SECRET}@hooks.example.com/p/{SECRET}2"
+    said = f"could not reach hooks.example.com for user at /p/{SECRET}2 with {SECRET} over jsons"
+    assert apprise_send.scrub(said, url) == "could not reach hooks.example.com for … at /p/… with … over jsons"
+    assert apprise_send.scrub("Slack said T1abc is invalid", "slack://T1abc/B2def/C3ghi") == "Slack said … is invalid"

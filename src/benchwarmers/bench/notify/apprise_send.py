@@ -99,7 +99,8 @@ def label(url: str) -> str:
 def scrub(text: str, url: str) -> str:
     """`text` without any piece of `url` but its scheme and host (Apprise's messages may quote them)."""
     parts = urlsplit(url)
-    keep = {parts.scheme.lower(), (parts.hostname or "").lower()} if _hostname(parts.hostname or "") else set()
+    host = (parts.hostname or "").lower()
+    keep = {parts.scheme.lower(), host} if _hostname(host) else {parts.scheme.lower()}
     for piece in sorted(set(re.split(r"[/:@?&=#,+ ]+", url)), key=len, reverse=True):
         if len(piece) >= 3 and piece.lower() not in keep:
             text = text.replace(piece, "…")
