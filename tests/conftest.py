@@ -69,6 +69,7 @@ BOTH_STORES = frozenset(
         "test_metrics",
         "test_backup",
         "test_budgets",
+        "test_notify",
     }
 )
 

@@ -55,7 +55,7 @@ def test_backup_while_serving_and_restore_into_the_running_bench(pair, tmp_path)
     assert set(panel_ids(pair)) == {*kept, later}
 
     code, output = run_cli(home, "restore", str(target))
-    assert (code, output) == (0, f"restored {target} (schema 0015, migrated to the newest)\n")
+    assert (code, output) == (0, f"restored {target} (schema 0016, migrated to the newest)\n")
     # The running server reads the restored database at its next request: no restart.
     assert set(panel_ids(pair)) == set(kept)
     assert ask(pair, "after the restore")["bench"]["seats"][0]["status"] == "ok"
@@ -87,7 +87,7 @@ def test_a_whole_bench_moves_from_sqlite_to_postgresql(pair, fake, pg_cluster, t
     code, output = run_cli(home, "export", "bench", "-o", str(export))
     assert code == 0, output
     lines = [orjson.loads(line) for line in export.read_bytes().splitlines()]
-    assert lines[0] == {"kind": "benchwarmers-bench", "version": lines[0]["version"], "schema": "0015"}
+    assert lines[0] == {"kind": "benchwarmers-bench", "version": lines[0]["version"], "schema": "0016"}
     assert PROVIDER_KEY.encode() not in export.read_bytes()
     assert {line["table"] for line in lines[1:]} >= {"endpoints", "models", "collections", "panels", "seats"}
     assert "gateway_keys" not in {line.get("table") for line in lines}

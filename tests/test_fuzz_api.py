@@ -101,11 +101,14 @@ def login(server: ServeProcess, credentials: Credentials) -> None:
 
 
 def keep_on_loopback(case: Any, loopback_url: str) -> None:
-    """A body that names a provider URL gets the fake's: the fuzzer must never make the bench call
-    an address beyond loopback (a refresh fetches the listing of whatever endpoint was added)."""
+    """A body that names a provider URL gets the fake's, and a notification target's URL a closed port
+    on loopback: the fuzzer must never make the bench call an address beyond loopback (a refresh
+    fetches the listing of whatever endpoint was added; a test button posts to the target)."""
     if isinstance(case.body, dict):
         if "base_url" in case.body:
             case.body["base_url"] = loopback_url
+        if case.path == "/api/notify" and "url" in case.body:  # a notification target: nothing listens there
+            case.body["url"] = "json://127.0.0.1:9/fuzz"
         case.body.pop("preset", None)
 
 

@@ -48,6 +48,7 @@ QUERIES = {
 NO_BODY = {  # POSTs that read no body
     ("post", "/api/endpoints/{name}/refresh"),
     ("post", "/api/endpoints/{name}/test"),
+    ("post", "/api/notify/{name}/test"),
     ("post", "/api/alerts/{alert_id}/ack"),
     ("post", "/api/models/{alias}/restore"),
     ("post", "/logout"),

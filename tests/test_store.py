@@ -27,6 +27,8 @@ TABLES = {
     "gateway_keys",
     "model_facts",
     "models",
+    "notify_deliveries",
+    "notify_targets",
     "panels",
     "roles",
     "seats",

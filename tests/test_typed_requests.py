@@ -91,7 +91,8 @@ def test_what_the_dashboard_and_the_docs_send_is_read(bench, path):
             {"name": "ok", "members": ["a/b"], "colour": "red", "size": 3},
             "colour",
             "unknown field(s): colour, size; expected: auto_swap, daily_panels, daily_tokens, description, "
-            "exclude_tags, max_calls, max_explorers, members, merger, name, reply, require_tags, shape, stand_ins, tags",
+            "exclude_tags, max_calls, max_explorers, members, merger, name, reply, require_tags, shape, stand_ins, "
+            "tags",
         ),
         ("POST", "/api/collections", {"name": "ok", "members": "a/b"}, "members", "members must be a list of strings"),
         ("POST", "/api/collections", {"members": ["a/b"]}, "name", f"name is required: {NAME_RULE}"),

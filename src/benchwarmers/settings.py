@@ -44,6 +44,8 @@ class Settings(BaseSettings):
     key_env_allow: str = Field(default="", validation_alias=_env("BENCHWARMERS_KEY_ENV_ALLOW"))
     # Free space (MB) in the data folder under which the server raises a low-disk alert; 0: never.
     disk_alert_mb: int = Field(default=500, ge=0, validation_alias=_env("BENCHWARMERS_DISK_ALERT_MB"))
+    # Seconds between the server's looks for new alerts to send to the notification targets (bench/notify/).
+    notify_every: float = Field(default=10.0, gt=0, le=3600, validation_alias=_env("BENCHWARMERS_NOTIFY_EVERY"))
     # Request bodies held in memory at once, per process (`serve --workers N`: N × this in all). A body
     # that would go beyond it waits up to body_memory_wait seconds, then gets 503 with Retry-After. The
     # floor is the chat route's 20 MB cap, so one body of any size the bench takes always fits.

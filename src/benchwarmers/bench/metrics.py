@@ -166,12 +166,17 @@ class Metrics:
     # -- exposition --------------------------------------------------------------------------------
 
     def render(
-        self, owed: int, allowances: Mapping[tuple[str, str], int] | None = None, budgets: Iterable[dict[str, Any]] = ()
+        self,
+        owed: int,
+        allowances: Mapping[tuple[str, str], int] | None = None,
+        budgets: Iterable[dict[str, Any]] = (),
+        read: Iterable[Any] = (),
     ) -> bytes:
         """Every figure, in the text format; `owed` is the database's count of verdicts owed,
         `allowances` what is left of each (scope, window) day or month allowance, as this process's
         pacer counts it (one count for all processes with Redis), and `budgets` the daily budgets with
-        what each spent today (bench/budgets.py `today`)."""
+        what each spent today (bench/budgets.py `today`), `read` more figures read from the database at
+        this scrape (collectors: bench/notify/figures.py)."""
         from prometheus_client import CollectorRegistry, generate_latest
 
         if self.multiprocess_dir is None:
@@ -188,6 +193,8 @@ class Metrics:
         extra.register(_Owed(owed))
         extra.register(_Allowances(allowances or {}))
         extra.register(_Budgets(list(budgets)))
+        for collector in read:
+            extra.register(collector)
         body = generate_latest(registry)
         return body if extra is registry else body + generate_latest(extra)
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.admin.models import Models
     from benchwarmers.bench.admin.shapes import ShapeAdmin
     from benchwarmers.bench.evidence.verdicts import Verdicts
+    from benchwarmers.bench.notify.targets import NotifyTargets
     from benchwarmers.bench.panels.log import CallLog
     from benchwarmers.bench.panels.service import Panels
     from benchwarmers.bench.suite_run import SuiteRuns
@@ -38,6 +39,12 @@ class Bench:
         from benchwarmers.bench.admin.endpoints import Endpoints
 
         return Endpoints(self.state)
+
+    @cached_property
+    def notify(self) -> NotifyTargets:
+        from benchwarmers.bench.notify.targets import NotifyTargets
+
+        return NotifyTargets(self.state)
 
     @cached_property
     def models(self) -> Models:

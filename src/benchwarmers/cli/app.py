@@ -26,6 +26,7 @@ from benchwarmers.cli import (
     log,
     mcp,
     models,
+    notify,
     purge,
     serve,
     shapes,
@@ -108,6 +109,7 @@ app.add_typer(endpoints.app, name="endpoint")
 app.add_typer(models.app, name="model")
 app.add_typer(collection.app, name="collection")
 app.add_typer(keys.app, name="key")
+app.add_typer(notify.app, name="notify")
 app.add_typer(gateway.app, name="gateway")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")

@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from benchwarmers import __version__
+from benchwarmers.bench.notify.drain import NotifyJob
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
@@ -22,6 +23,7 @@ from benchwarmers.server import (
     api_admin,
     api_evidence,
     api_keys,
+    api_notify,
     api_panels,
     api_suite,
     api_trends,
@@ -55,11 +57,12 @@ def create_app(settings: Settings) -> FastAPI:
         app.state.bench = bench
         app.state.startup = startup = Startup(bench)
         app.state.watch = None
+        app.state.notify = None
         # Built here rather than on the first request: the dashboard's token file (keys required, no
         # admin token) exists once the server is up, and an unreadable one stops the start.
         app.state.access = Access.of(bench.settings, bench.keys)
         upkeep = UpkeepLock(settings.home)  # with several workers, one of them runs the loops
-        jobs: list[CatalogScheduler | Watch] = []
+        jobs: list[CatalogScheduler | Watch | NotifyJob] = []
         retention: asyncio.Task[None] | None = None
         leading: asyncio.Task[None] | None = None
 
@@ -68,6 +71,8 @@ def create_app(settings: Settings) -> FastAPI:
             jobs.append(CatalogScheduler(bench.state).start())  # the daily catalog refresh
             app.state.watch = Watch(bench.state).start()  # retired models, the owed alert
             jobs.append(app.state.watch)
+            app.state.notify = NotifyJob(bench.state).start()  # new alerts to the notification targets
+            jobs.append(app.state.notify)
             retention = asyncio.create_task(retention_loop(bench.state), name="benchwarmers-retention")
 
         async def lead_when_free() -> None:
@@ -134,6 +139,7 @@ def create_app(settings: Settings) -> FastAPI:
     app.include_router(bench_routes.router)
     app.include_router(api_evidence.router)
     app.include_router(api_keys.router)
+    app.include_router(api_notify.router)
     app.include_router(login.router)
     app.include_router(api_admin.router)
     app.include_router(api_panels.router)

@@ -7,6 +7,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.bench.admin.allowances import remaining_by_scope
 from benchwarmers.bench.metrics import CONTENT_TYPE
+from benchwarmers.bench.notify.figures import scrape_figures
 from benchwarmers.server.deps import BenchDep, admin_router
 
 router = admin_router()
@@ -21,7 +22,10 @@ async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
     allowances = await remaining_by_scope(bench.state)
     budgets = await bench.state.budgets.today()
-    return Response(bench.state.metrics.render(owed, allowances, budgets), media_type=CONTENT_TYPE)
+    return Response(
+        bench.state.metrics.render(owed, allowances, budgets, await scrape_figures(bench.state)),
+        media_type=CONTENT_TYPE,
+    )
 
 
 class RequestMetricsMiddleware:

@@ -36,6 +36,7 @@ from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence import series
 from benchwarmers.bench.evidence.advice import advice
 from benchwarmers.bench.evidence.standings import standings
+from benchwarmers.bench.notify import apprise_send
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
 from benchwarmers.server.api_admin import collection_views
@@ -319,6 +320,8 @@ async def settings_page(
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,
         alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),
+        notify_targets=await bench.notify.list_targets(),
+        notify_ready=apprise_send.installed(),
         changes=changes,
         presets=list(PRESETS.values()),
         adding=adding_provider(provider),

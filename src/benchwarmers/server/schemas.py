@@ -181,6 +181,15 @@ class KeyPatch(Body):
     daily_tokens: DailyBudget | None = Field(None, description="Tokens a day; 0 for no budget.")
 
 
+class NotifyTargetCreate(Body):
+    """A notification target: an Apprise URL, stored sealed and never shown again (only its scheme and host)."""
+
+    url: Annotated[str, _documented({"type": "string", "minLength": 1, "maxLength": 2000})] = Field(
+        description="An Apprise URL: ntfy://TOPIC, slack://..., discord://..., mailto://..., json://HOST/PATH."
+    )
+    name: str | None = Field(None, description="Its name (lower-case); by default from the URL's scheme and host.")
+
+
 # -- shapes, decision models, settings ----------------------------------------------------------------
 
 
@@ -383,6 +392,7 @@ STATUS_MEANINGS = {
     429: "Too many requests (`Retry-After` says when to try again).",
     500: "An unexpected error; the server log has the request id.",
     502: "A provider did not answer as expected.",
+    503: "Not available here (a missing optional library, a database away): the message says what to do.",
 }
 
 

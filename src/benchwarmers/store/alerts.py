@@ -4,7 +4,7 @@ verdicts are owed), open until the user acknowledges them or the bench sees thei
 
 from __future__ import annotations
 
-from sqlalchemy import and_, select
+from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.store.db import inserted_id
@@ -63,3 +63,9 @@ async def acknowledge(conn: AsyncConnection, alert_id: int, now: float) -> None:
 async def resolve(conn: AsyncConnection, alert_ids: list[int], now: float) -> None:
     if alert_ids:
         await conn.execute(alerts.update().where(alerts.c.id.in_(alert_ids)).values(resolved_at=now))
+
+
+async def open_counts(conn: AsyncConnection) -> dict[str, int]:
+    """How many alerts of each kind are open (neither acknowledged nor resolved)."""
+    query = select(alerts.c.kind, func.count()).where(_OPEN).group_by(alerts.c.kind)
+    return {kind: int(count) for kind, count in await conn.execute(query)}

@@ -273,6 +273,36 @@ alerts = Table(
     Index("ix_alerts_kind_subject", "kind", "subject"),
 )
 
+# Notification targets: Apprise URLs (they hold tokens and passwords, so only sealed, like provider keys).
+notify_targets = Table(
+    "notify_targets",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(80), nullable=False, unique=True),
+    Column("url_enc", LargeBinary, nullable=False),  # Fernet token; never the URL in clear
+    Column("label", String(300), nullable=False),  # what may be shown: scheme and host only
+    Column("created_at", Float, nullable=False),
+    Column("after_alert", Integer, nullable=False),  # alerts with a greater id are sent (not the ones before it)
+)
+
+# One row per alert and target: claimed atomically by the process that sends it, so it goes out once.
+notify_deliveries = Table(
+    "notify_deliveries",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("alert_id", Integer, ForeignKey("alerts.id", ondelete="CASCADE"), nullable=False),
+    Column("target_id", Integer, ForeignKey("notify_targets.id", ondelete="CASCADE"), nullable=False),
+    Column("attempts", Integer, nullable=False),
+    Column("due_at", Float, nullable=False),  # the next try, at the earliest
+    Column("claim", String(32)),  # the sender holding it, until claimed_until
+    Column("claimed_until", Float),
+    Column("sent_at", Float),
+    Column("gave_up_at", Float),  # after the last attempt failed
+    Column("last_error", String(200)),  # never the URL
+    UniqueConstraint("alert_id", "target_id"),
+    Index("ix_notify_deliveries_due", "sent_at", "due_at"),
+)
+
 decision_models = Table(
     "decision_models",
     metadata,

@@ -2,8 +2,9 @@
 
 Every table in dependency order, each row as it is stored, but never a secret: an endpoint's
 sealed provider key is left out (the new database is sealed by another home's key, and the export
-is a plain file), and gateway keys are left out (issue them again). The schema revision goes first,
-so an import refuses a file from another version instead of guessing.
+is a plain file), and gateway keys and notification targets are left out (issue and add them
+again). The schema revision goes first, so an import refuses a file from another version instead
+of guessing.
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ from typing import Any
 from sqlalchemy import LargeBinary, Table, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.schema import endpoints, gateway_keys, metadata
+from benchwarmers.store.schema import endpoints, gateway_keys, metadata, notify_deliveries, notify_targets
 
-SKIPPED_TABLES = frozenset({gateway_keys.name})
+# Notification targets are secrets sealed by this home's key (add them again, like gateway keys).
+SKIPPED_TABLES = frozenset({gateway_keys.name, notify_targets.name, notify_deliveries.name})
 SECRET_COLUMNS = {endpoints.name: ("api_key_enc", "api_key_last4")}
 BATCH = 500
 

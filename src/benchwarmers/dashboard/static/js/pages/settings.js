@@ -1,10 +1,12 @@
 // Settings: theme, endpoints, gateway keys (a new key is shown once), gateway settings, shapes, decision
-// models, alerts. Each change goes through the admin API and shows by reloading the page.
+// models, alerts, notifications (settings-notify.js). Each change goes through the admin API and shows
+// by reloading the page.
 
 import { aliasPath, api } from "../api.js";
 import { $, $$ } from "../dom.js";
 import { flashNow, number, onClick, reloadWith, submitting, text } from "../forms.js";
 import { applyTheme } from "../theme.js";
+import { startNotify } from "./settings-notify.js";
 
 function onSubmit(selector, action) {
   const form = $(selector);
@@ -156,6 +158,8 @@ export function start() {
     const alert = await api("POST", `/api/alerts/${encodeURIComponent(button.dataset.ack)}/ack`);
     reloadWith(`Acknowledged: ${alert.label} ${alert.subject}`);
   });
+
+  startNotify();
 }
 
 async function copyKey() {
