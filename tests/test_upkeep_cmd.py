@@ -110,6 +110,7 @@ def test_upkeep_without_a_server_raises_went_paid_from_a_changed_listing_and_exi
         "refresh\tdone\t1 endpoint: 2 models listed, 0 new, 0 gone, 1 went paid",
         *("\t".join(row) for row in WATCH_DONE),
         "retention\tdone\tretention_days is 0: every prompt is kept",
+        "notify\tdone\t0 sent, 0 to retry later, 0 given up (0 new)",  # no notification target set
         f"alert raised: went paid: fake/{QWEN}",
         "`benchwarmers alerts` lists them; `--ack ID` acknowledges one",
     ]
@@ -163,8 +164,8 @@ def test_only_names_jobs_and_groups_and_a_failed_job_is_one_error_line(tmp_path,
     assert (code, rows(watch)) == (0, WATCH_DONE)
     assert invoke("--only", "refreshes") == (
         1,
-        "error: --only 'refreshes' is not an upkeep job; choose from refresh, probes, disk, owed, swaps, retention, "
-        "watch\n",
+        "error: --only 'refreshes' is not an upkeep job; choose from refresh, probes, disk, owed, swaps, "
+        "retention, notify, watch\n",
     )
 
     # Retention, daily like the server's: the run is remembered, so the next hourly run does not purge again.

@@ -3,7 +3,8 @@ a server (the CLI, the MCP server, the suite) or from a systemd timer or cron.
 
 The jobs are the loops' own functions: the catalog refresh (listings and models.dev; went-paid,
 retiring and possibly-changed alerts), the watch's probes of retired models, disk check, owed check
-and auto swaps, and retention. A job that keeps when it last ran in the database (the refresh, daily;
+and auto swaps, retention, and the notifications of new alerts
+(bench/notify/). A job that keeps when it last ran in the database (the refresh, daily;
 retention, daily) is skipped while it is not due, as the server's loop would, unless forced; the
 watch's jobs are cheap and idempotent, so they always run. One failing job never keeps the others
 from running. The caller holds the upkeep lock (bench/upkeep/leader.py) while this runs.
@@ -23,7 +24,7 @@ from benchwarmers.errors import BenchError, InvalidRequest
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
 
-JOBS = ("refresh", "probes", "disk", "owed", "swaps", "retention")  # in the order they run
+JOBS = ("refresh", "probes", "disk", "owed", "swaps", "retention", "notify")  # in the order they run
 GROUPS = {"watch": ("probes", "disk", "owed", "swaps")}  # the server's Watch, one round
 
 DONE, NOT_DUE, FAILED = "done", "not due", "failed"
@@ -134,6 +135,13 @@ async def _retention(state: BenchState, now: float, force: bool) -> JobResult:
     return JobResult("retention", DONE, f"{counts['panels']} panels purged", {"purged": counts})
 
 
+async def _notify(state: BenchState) -> JobResult:
+    from benchwarmers.bench.notify.drain import drain
+
+    drained = await drain(state)
+    return JobResult("notify", DONE, drained.describe(), {"sent": drained.sent, "retrying": drained.retrying})
+
+
 async def run_upkeep(
     state: BenchState,
     jobs: Iterable[str],
@@ -163,8 +171,10 @@ async def run_upkeep(
                 result = await _alert_check(job, check_owed(state, now), "verdicts-owed")
             elif job == "swaps":
                 result = await _swaps(state)
-            else:
+            elif job == "retention":
                 result = await _retention(state, now, force)
+            else:  # last: the alerts this run raised go out with the others owed
+                result = await _notify(state)
         except BenchError as exc:
             result = JobResult(job, FAILED, exc.message)
         except Exception as exc:  # the database away for a moment, say: the other jobs still run
