@@ -1,6 +1,6 @@
 """Daily allowances as providers count them, end to end: a fake provider that allows 50 requests a
-day from 00:00 UTC (and answers 429 beyond, as real free tiers do) says so only in its limits fact,
-not in headers; the bench spends exactly the day's 50 calls over a simulated day (the pacer's and
+day from 00:00 UTC (and answers 429 beyond, as real free tiers do) says so only in its free-tier
+entry (a free-tier file of the user's, BENCHWARMERS_FREE_TIERS_FILE), not in headers; the bench spends exactly the day's 50 calls over a simulated day (the pacer's and
 the fake's clocks injected), lists the rest as `paced` until the reset, and `check` shows what is left.
 """
 
@@ -30,10 +30,10 @@ from benchwarmers.cli.app import app
 from benchwarmers.upstream.ratelimits import daily_reset
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.test_free_tiers import host_of, user_file
 from tests.test_gateway_panels import collection
 
-# The model's limits fact, in the vocabulary catalog/pace.py reads (seam35.md), as the user's override
-# here: the free-tier source (I1) writes the same mapping at its own precedence.
+# The model's limits as its free-tier entry gives them, in the vocabulary catalog/pace.py reads.
 DAILY_50 = {"requests-day": 50, "resets-day": "00:00"}
 
 
@@ -71,12 +71,15 @@ def test_fifty_requests_a_day_from_midnight_utc_are_spent_exactly_and_the_rest_w
     fake_upstream.limit(model="daily", requests=50, resets=0)  # no headers: the fact alone says it
     fake_upstream.clock = clock
     home = tmp_path / "home"
-    server = BenchServer(home).start()
+    tiers = user_file(tmp_path / "tiers.json", host_of(fake_upstream))  # its free-tier entry: 50 a day from 00:00
+    monkeypatch.setenv("BENCHWARMERS_FREE_TIERS_FILE", str(tiers))
+    server = BenchServer(home, free_tiers_file=tiers).start()
     try:
         add_fake_endpoint(server, fake_upstream, models=[listed("daily")])
         collection(server, "daily", ["daily"], max_explorers=0)
-        shown = server.admin(lambda bench: bench.models.set_model("fake/daily", limits=DAILY_50))
-        assert shown["limits"] == DAILY_50
+        shown = httpx2.get(f"{server.url}/api/models/fake/daily").json()
+        assert (shown["limits"], shown["facts"]["rate_limits"]["source"]) == (DAILY_50, "free_tier")  # before a call
+        assert fake_upstream.chat_requests == []
         server.bench.state.pacer.clock = clock
 
         seats = []
