@@ -1,7 +1,8 @@
 """Daily allowances as providers count them, end to end: a fake provider that allows 50 requests a
 day from 00:00 UTC (and answers 429 beyond, as real free tiers do) says so only in its free-tier
-entry (a free-tier file of the user's, BENCHWARMERS_FREE_TIERS_FILE), not in headers; the bench spends exactly the day's 50 calls over a simulated day (the pacer's and
-the fake's clocks injected), lists the rest as `paced` until the reset, and `check` shows what is left.
+entry (a free-tier file of the user's, BENCHWARMERS_FREE_TIERS_FILE), not in headers; the bench
+spends exactly the day's 50 calls over a simulated day (the pacer's and the fake's clocks
+injected), lists the rest as `paced` until the reset, and `check` shows what is left.
 """
 
 from __future__ import annotations
