@@ -224,7 +224,18 @@ def check_success(world: World, state: str, route: str, response: httpx2.Respons
     else:
         assert [k["name"] for k in body["data"]] == ["app", "other"]
         assert all(
-            set(k) == {"name", "last4", "collections", "rpm", "created_at", "last_used_at", "revoked_at"}
+            set(k)
+            == {
+                "name",
+                "last4",
+                "collections",
+                "rpm",
+                "daily_panels",
+                "daily_tokens",
+                "created_at",
+                "last_used_at",
+                "revoked_at",
+            }
             for k in body["data"]
         )
 

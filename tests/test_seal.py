@@ -23,6 +23,7 @@ HOSTILE = {
     # Also read today, by field name (populate_by_name; see tests/test_docs_tables.py).
     "DATABASE_URL": "postgresql+asyncpg://nobody@127.0.0.1:1/y",
     "URL": "http://198.51.100.1:8123",
+    "BENCHWARMERS_FREE_TIERS_URL": "https://198.51.100.1/free-tiers.json",
 }
 
 
@@ -33,7 +34,8 @@ def visible() -> dict[str, str]:
 
 def test_a_test_sees_only_its_own_home(tmp_path_factory: pytest.TempPathFactory):
     home = Path(os.environ["BENCHWARMERS_HOME"])
-    assert visible() == {"BENCHWARMERS_HOME": str(home)}
+    # The seal's own: a fresh home, and no free-tier file fetched from the internet (tests give their own URL).
+    assert visible() == {"BENCHWARMERS_HOME": str(home), "BENCHWARMERS_FREE_TIERS_URL": ""}
     assert home.is_relative_to(tmp_path_factory.getbasetemp())
     assert not home.exists()  # fresh: nothing has used it yet
     settings = Settings()
@@ -49,7 +51,7 @@ def seen_by_a_module_fixture() -> dict[str, str]:
 
 
 def test_module_scoped_fixtures_are_sealed_too(seen_by_a_module_fixture: dict[str, str]):
-    assert list(seen_by_a_module_fixture) == ["BENCHWARMERS_HOME"]
+    assert sorted(seen_by_a_module_fixture) == ["BENCHWARMERS_FREE_TIERS_URL", "BENCHWARMERS_HOME"]
     home = Path(seen_by_a_module_fixture["BENCHWARMERS_HOME"])
     assert home != Path.home() / ".benchwarmers"
     assert home != Path(os.environ["BENCHWARMERS_HOME"])  # each test has its own

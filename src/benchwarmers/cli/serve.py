@@ -164,7 +164,7 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
         shutil.rmtree(metrics, ignore_errors=True)  # figures of an earlier run are not this run's
         metrics.mkdir(mode=0o700)
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
-    run(_migrate(settings))
+    opened = run(_migrate(settings))
     if not settings.redis_url:
         console.print(
             f"{workers} workers: without BENCHWARMERS_REDIS_URL each counts its own gateway-key rate limits "
@@ -175,6 +175,9 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
         "benchwarmers.server.app:app_from_environment", settings, factory=True, workers=workers
     )
     supervisor = Supervisor(config, sockets=sockets)
+    # The bench opened here: the configuration works, so a worker that fails its start-up later (the
+    # database refusing connections for a while) is started again, even before any worker was seen ready.
+    supervisor.served = opened
     try:
         supervisor.run()
     finally:
@@ -184,10 +187,10 @@ def serve_workers(settings: Settings, sockets: list[socket.socket], workers: int
         raise typer.Exit(3)  # no worker could start; uvicorn has logged why
 
 
-async def _migrate(settings: Settings) -> None:
-    """Migrate here, once, before the workers start. A database that cannot be reached now is no
-    reason not to start: the workers wait for it (server/startup.py), answering /healthz and /readyz
-    meanwhile, and the first to open it migrates."""
+async def _migrate(settings: Settings) -> bool:
+    """Migrate here, once, before the workers start; whether the bench opened. A database that cannot
+    be reached now is no reason not to start: the workers wait for it (server/startup.py), answering
+    /healthz and /readyz meanwhile, and the first to open it migrates."""
     from benchwarmers.bench.services import Bench
     from benchwarmers.bench.state import DatabaseUnavailable
 
@@ -202,6 +205,8 @@ async def _migrate(settings: Settings) -> None:
             "the workers start and wait for it (/readyz says 503 until it answers)",
             markup=False,
         )
+        return False
+    return True
 
 
 def bind_failure(host: str, port: int, exc: OSError) -> str:

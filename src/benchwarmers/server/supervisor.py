@@ -38,7 +38,7 @@ class Supervisor(Multiprocess):
 
     def __init__(self, config: Config, sockets: list[socket]) -> None:
         super().__init__(config, sockets)
-        self.served = False  # a worker of this run has finished its start-up
+        self.served = False  # a worker of this run has finished its start-up, or `serve` opened the bench
         self.failed_to_start = False  # stopped because no worker could start
         self._starting: set[int] = set()  # slots whose worker has not said it serves yet
         self._due: dict[int, float] = {}  # slot -> when its worker is started again
