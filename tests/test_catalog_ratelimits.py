@@ -19,6 +19,9 @@ from benchwarmers.store.changes import list_changes, record_change
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import ask, collection
 
+# Cerebras' daily window resets at 00:00 UTC, its header counting the seconds to it: so the bench
+# learns the reset hour (a fixed number here would name a whole hour at one moment of every hour).
+TO_MIDNIGHT = 86400 - time.time() % 86400
 HEADERS = {
     "groq": {
         "x-ratelimit-limit-requests": "1000",
@@ -33,7 +36,7 @@ HEADERS = {
         "x-ratelimit-limit-tokens-minute": "60000",
         "x-ratelimit-remaining-requests-day": "14399",
         "x-ratelimit-remaining-tokens-minute": "59000",
-        "x-ratelimit-reset-requests-day": "33011.38",
+        "x-ratelimit-reset-requests-day": f"{TO_MIDNIGHT:.2f}",
         "x-ratelimit-reset-tokens-minute": "11.38",
     },
     "openrouter": {"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "19", "X-RateLimit-Reset": "1764547200000"},
@@ -47,7 +50,7 @@ HEADERS = {
 }
 KNOWN = {
     "groq": {"requests": 1000, "tokens": 12000},
-    "cerebras": {"requests-day": 14400, "tokens-minute": 60000},
+    "cerebras": {"requests-day": 14400, "tokens-minute": 60000, "resets-day": "00:00"},
     "openrouter": {"requests": 20},
     "mistral": {"req-minute": 60, "tokens-minute": 500000},
 }
