@@ -19,9 +19,6 @@ from benchwarmers.store.changes import list_changes, record_change
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.test_gateway_panels import ask, collection
 
-# Cerebras' daily window resets at 00:00 UTC, its header counting the seconds to it: so the bench
-# learns the reset hour (a fixed number here would name a whole hour at one moment of every hour).
-TO_MIDNIGHT = 86400 - time.time() % 86400
 HEADERS = {
     "groq": {
         "x-ratelimit-limit-requests": "1000",
@@ -36,7 +33,7 @@ HEADERS = {
         "x-ratelimit-limit-tokens-minute": "60000",
         "x-ratelimit-remaining-requests-day": "14399",
         "x-ratelimit-remaining-tokens-minute": "59000",
-        "x-ratelimit-reset-requests-day": f"{TO_MIDNIGHT:.2f}",
+        "x-ratelimit-reset-requests-day": "33011.38",  # counted to the real midnight in `four`
         "x-ratelimit-reset-tokens-minute": "11.38",
     },
     "openrouter": {"X-RateLimit-Limit": "20", "X-RateLimit-Remaining": "19", "X-RateLimit-Reset": "1764547200000"},
@@ -77,7 +74,11 @@ def limits(server: BenchServer, model: str) -> dict[str, Any] | None:
 
 @pytest.fixture
 def four(server: BenchServer, fake_upstream: Any) -> BenchServer:
-    for provider, headers in HEADERS.items():
+    # Cerebras' daily window resets at 00:00 UTC, its header counting the seconds to it, so the bench
+    # learns the reset hour (a fixed count would name a whole hour at one moment of every hour).
+    to_midnight = 86400 - time.time() % 86400
+    scripted = {**HEADERS, "cerebras": {**HEADERS["cerebras"], "x-ratelimit-reset-requests-day": f"{to_midnight:.2f}"}}
+    for provider, headers in scripted.items():
         fake_upstream.script(f"{provider}-model", headers=headers)
     add_fake_endpoint(server, fake_upstream, models=[listed(f"{p}-model") for p in HEADERS])
     collection(server, "four", [f"{p}-model" for p in HEADERS], max_explorers=0)
