@@ -187,10 +187,11 @@ def with_password(url: str, password: str) -> str:
     return url.replace("postgresql+asyncpg://bench@", f"postgresql+asyncpg://bench:{password}@")
 
 
-def poll(what: Callable[[], bool], message: str, seconds: float = 60) -> None:
+def poll(what: Callable[[], bool], message: str | Callable[[], str], seconds: float = 60) -> None:
+    """Wait for `what`; past the deadline fail with the message (a callable: made when it fails)."""
     deadline = time.monotonic() + seconds
     while not what():
-        assert time.monotonic() < deadline, message
+        assert time.monotonic() < deadline, message() if callable(message) else message
         time.sleep(0.05)
 
 
@@ -262,8 +263,14 @@ def test_a_worker_restarted_while_postgres_is_down_waits_and_the_bench_recovers(
             lambda: log.read_text().count("could not be opened") > tried,
             "the new worker never tried to open the database",
         )
-        replaced = [pid for pid in worker_processes(server.pid) if pid not in first]
-        assert len(replaced) == 1
+
+        # The manager may have replaced that worker again by now (one that failed a health check is
+        # killed and started anew): wait for exactly one worker that is not of the first pair.
+        def replaced() -> list[int]:
+            return [pid for pid in worker_processes(server.pid) if pid not in first]
+
+        poll(lambda: len(replaced()) == 1, lambda: f"workers {replaced()}; the log ends:\n{log.read_text()[-3000:]}")
+        new_worker = replaced()
         # The new worker answers while it waits: a new connection may reach either worker.
         seen: set[str] = set()
 
@@ -288,7 +295,7 @@ def test_a_worker_restarted_while_postgres_is_down_waits_and_the_bench_recovers(
             reply = httpx2.post(f"{server.v1}/chat/completions", json=ask, timeout=30)
             assert reply.status_code == 200, reply.text
         assert server._process is not None and server._process.poll() is None
-        assert sorted(worker_processes(server.pid)) == sorted([first[1], *replaced])
+        assert sorted(worker_processes(server.pid)) == sorted([first[1], *new_worker])
     finally:
         server.stop()
     text = log.read_text()
