@@ -47,7 +47,8 @@ def cooldown_seconds(retry_after: float | None, streak: int) -> float:
     rest each time (a model that keeps refusing is not asked again soon), capped at a day.
     """
     base = retry_after if retry_after and retry_after > 0 else DEFAULT_COOLDOWN
-    return min(MAX_COOLDOWN, base * 2 ** max(0, min(streak - 1, 10)))
+    rest: float = min(MAX_COOLDOWN, base * 2 ** max(0, min(streak - 1, 10)))  # int ** int is Any to mypy
+    return rest
 
 
 def lowered_window(current: int | None, learned: int, floor: int = 0) -> int | None:

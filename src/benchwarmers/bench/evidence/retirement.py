@@ -31,7 +31,8 @@ MAX_PROBE_GAP = 24 * 3600.0
 
 def probe_delay(failed_probes: int) -> float:
     """Seconds until the next probe after `failed_probes` probes failed: 10 min, doubling, a day at most."""
-    return min(MAX_PROBE_GAP, FIRST_PROBE * 2 ** max(0, min(failed_probes, 20)))
+    delay: float = min(MAX_PROBE_GAP, FIRST_PROBE * 2 ** max(0, min(failed_probes, 20)))  # int ** int is Any to mypy
+    return delay
 
 
 def _last(streak: int) -> str:
