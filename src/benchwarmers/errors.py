@@ -6,6 +6,8 @@ the CLI prints `message` as one line.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class BenchError(Exception):
     status = 400
@@ -27,7 +29,7 @@ class BenchError(Exception):
             self.code = code
         self.headers = headers or {}
 
-    def body(self) -> dict:
+    def body(self) -> dict[str, Any]:
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -138,7 +138,7 @@ GATEWAY_DEFAULTS: dict[str, Any] = GatewaySettings().model_dump()
 @cache
 def _schema(name: str) -> dict[str, Any]:
     """A field as JSON Schema: its type, minimum, maximum, description and unit, in one place."""
-    return GatewaySettings.model_json_schema()["properties"][name]
+    return cast(dict[str, Any], GatewaySettings.model_json_schema()["properties"][name])
 
 
 def bounds(name: str) -> tuple[float, float]:
@@ -147,7 +147,7 @@ def bounds(name: str) -> tuple[float, float]:
 
 
 def whole(name: str) -> bool:
-    return _schema(name)["type"] == "integer"
+    return cast(str, _schema(name)["type"]) == "integer"
 
 
 def in_seconds(name: str) -> bool:

@@ -10,7 +10,7 @@ import os
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -75,11 +75,11 @@ class ModelView:
 
     @property
     def window(self) -> int | None:
-        return self.fact("context_window")
+        return cast("int | None", self.fact("context_window"))
 
     @property
     def output_cap(self) -> int | None:
-        return self.fact("output_cap")
+        return cast("int | None", self.fact("output_cap"))
 
     @property
     def concurrency(self) -> int | None:
@@ -101,7 +101,7 @@ class ModelView:
             return bool(override[0])
         if self.free_tier_endpoint:
             return True
-        return self.fact("free")
+        return cast("bool | None", self.fact("free"))
 
     @property
     def family(self) -> str | None:

@@ -438,5 +438,5 @@ async def role_export(
         console.file.write(text)
         return
     file.write_text(text)
-    pins = len(data[roles_admin.PRIMARY]) + len(data[roles_admin.MERGER]) + (roles_admin.DECISION in data)
+    pins = len(data[PRIMARY]) + len(data[MERGER]) + (DECISION in data)
     console.print(f"exported {pins} role(s) to {file}", markup=False)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
@@ -43,7 +43,7 @@ def _clock(at: float) -> str:
     return time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M", time.localtime(at))
 
 
-def _status(model: dict) -> str:
+def _status(model: dict[str, Any]) -> str:
     """The status, with the time a cooldown ends or a retired model is probed next."""
     if model["status"] == "cooldown" and model.get("cooldown_until"):
         return f"cooldown until {_clock(model['cooldown_until'])}"
@@ -100,7 +100,7 @@ async def show(
         console.print(f"allowance ({allowance['scope']}): {allowance['text']}", markup=False)
 
 
-def free_tier_lines(model: dict) -> list[str]:
+def free_tier_lines(model: dict[str, Any]) -> list[str]:
     """Its free tier (limits, data use) with where and when that was read, and its tags."""
     lines = []
     tier = model.get("free_tier")
@@ -173,7 +173,7 @@ async def alias_(
     console.print(f"renamed {alias} to {new}; {moved_line(result)}", markup=False)
 
 
-def moved_line(moved: dict) -> str:
+def moved_line(moved: dict[str, Any]) -> str:
     """What followed a rename, in one line."""
     collections = moved["collections"]
     parts = [

@@ -7,9 +7,10 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
+from benchwarmers.bench.bounds import REPORT_DAYS
 from benchwarmers.bench.evidence.advice import advice_report
 from benchwarmers.bench.evidence.board import leaderboard
-from benchwarmers.bench.evidence.reports import REPORT_DAYS, honesty_report
+from benchwarmers.bench.evidence.reports import honesty_report
 from benchwarmers.server.deps import BenchDep, admin_router
 from benchwarmers.server.params import Blank, Days
 from benchwarmers.server.responses import json_response

@@ -122,7 +122,7 @@ class Held:
 def held_by(scope: Scope, budget: BodyBudget) -> Held:
     """This request's holding (made on first use)."""
     state = scope.setdefault("state", {})
-    held = state.get(_KEY)
+    held: Held | None = state.get(_KEY)
     if held is None:
         held = state[_KEY] = Held(budget)
     return held

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import cast
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -41,7 +42,7 @@ def allowed_headers(requested: str | None) -> str:
 def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", ()):
         if key == name:
-            return value.decode("latin-1")
+            return cast(bytes, value).decode("latin-1")
     return None
 
 

@@ -29,9 +29,8 @@ from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.admin.changes import list_changes
-from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, for_provider
-from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS
+from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS, KINDS
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence import series
 from benchwarmers.bench.evidence.advice import advice

@@ -4,6 +4,8 @@ verdicts are owed), open until the user acknowledges them or the bench sees thei
 
 from __future__ import annotations
 
+from typing import Any
+
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -13,20 +15,20 @@ from benchwarmers.store.schema import alerts
 _OPEN = and_(alerts.c.acknowledged_at.is_(None), alerts.c.resolved_at.is_(None))
 
 
-async def open_alert(conn: AsyncConnection, kind: str, subject: str) -> dict | None:
+async def open_alert(conn: AsyncConnection, kind: str, subject: str) -> dict[str, Any] | None:
     """The open alert (neither acknowledged nor resolved) of this kind about this subject, if any."""
     query = select(alerts).where(and_(alerts.c.kind == kind, alerts.c.subject == subject, _OPEN))
     row = (await conn.execute(query.limit(1))).first()
     return dict(row._mapping) if row else None
 
 
-async def open_since(conn: AsyncConnection, kind: str, since: float) -> list[dict]:
+async def open_since(conn: AsyncConnection, kind: str, since: float) -> list[dict[str, Any]]:
     """Open alerts of this kind raised at or after `since`, oldest first."""
     query = select(alerts).where(and_(alerts.c.kind == kind, alerts.c.created_at >= since, _OPEN))
     return [dict(row._mapping) for row in await conn.execute(query.order_by(alerts.c.id))]
 
 
-async def unresolved_alerts(conn: AsyncConnection, kind: str, subject: str) -> list[dict]:
+async def unresolved_alerts(conn: AsyncConnection, kind: str, subject: str) -> list[dict[str, Any]]:
     """Alerts of this kind about this subject whose cause the bench has not seen go away
     (open or acknowledged), oldest first."""
     query = select(alerts).where(
@@ -43,7 +45,9 @@ async def raise_alert(conn: AsyncConnection, *, kind: str, subject: str, message
     return inserted_id(result)
 
 
-async def list_alerts(conn: AsyncConnection, *, include_acknowledged: bool = False, limit: int = 500) -> list[dict]:
+async def list_alerts(
+    conn: AsyncConnection, *, include_acknowledged: bool = False, limit: int = 500
+) -> list[dict[str, Any]]:
     """Newest first; only open ones unless asked (then acknowledged and resolved ones too)."""
     query = select(alerts).order_by(alerts.c.id.desc()).limit(limit)
     if not include_acknowledged:
@@ -51,7 +55,7 @@ async def list_alerts(conn: AsyncConnection, *, include_acknowledged: bool = Fal
     return [dict(row._mapping) for row in await conn.execute(query)]
 
 
-async def get_alert(conn: AsyncConnection, alert_id: int) -> dict | None:
+async def get_alert(conn: AsyncConnection, alert_id: int) -> dict[str, Any] | None:
     row = (await conn.execute(select(alerts).where(alerts.c.id == alert_id))).first()
     return dict(row._mapping) if row else None
 

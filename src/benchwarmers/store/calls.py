@@ -147,18 +147,18 @@ async def verdict_sequence(conn: AsyncConnection) -> list[tuple[str, str, bool, 
     return [(alias, shape, bool(useful), source, at) for alias, shape, useful, source, at in await conn.execute(query)]
 
 
-async def get_seat(conn: AsyncConnection, call: str) -> dict | None:
+async def get_seat(conn: AsyncConnection, call: str) -> dict[str, Any] | None:
     row = (await conn.execute(select(seats).where(seats.c.call == call))).first()
     return dict(row._mapping) if row else None
 
 
-async def current_verdict(conn: AsyncConnection, call: str) -> dict | None:
+async def current_verdict(conn: AsyncConnection, call: str) -> dict[str, Any] | None:
     query = select(verdicts).where(and_(verdicts.c.call == call, verdicts.c.current.is_(True)))
     row = (await conn.execute(query)).first()
     return dict(row._mapping) if row else None
 
 
-async def insert_verdict(conn: AsyncConnection, verdict: dict) -> None:
+async def insert_verdict(conn: AsyncConnection, verdict: dict[str, Any]) -> None:
     """Retire the current verdict on this call (it stays in history) and record the new one."""
     await conn.execute(
         verdicts.update()
@@ -168,12 +168,12 @@ async def insert_verdict(conn: AsyncConnection, verdict: dict) -> None:
     await conn.execute(verdicts.insert().values(created_at=time.time(), current=True, **verdict))
 
 
-async def verdict_history(conn: AsyncConnection, call: str) -> list[dict]:
+async def verdict_history(conn: AsyncConnection, call: str) -> list[dict[str, Any]]:
     rows = await conn.execute(select(verdicts).where(verdicts.c.call == call).order_by(verdicts.c.id))
     return [dict(r._mapping) for r in rows]
 
 
-def _verdict_public(row: dict | None) -> PublicVerdict | None:
+def _verdict_public(row: dict[str, Any] | None) -> PublicVerdict | None:
     if row is None:
         return None
     return {
@@ -187,7 +187,7 @@ def _verdict_public(row: dict | None) -> PublicVerdict | None:
 
 
 def _panel_filter(
-    query: Select,
+    query: Select[*tuple[Any, ...]],
     *,
     owed: bool = False,
     caller: str | None = None,
@@ -195,7 +195,7 @@ def _panel_filter(
     alias: str | None = None,
     status: str | None = None,
     text: str | None = None,
-) -> Select:
+) -> Select[*tuple[Any, ...]]:
     """The call log's filters, on a query over `panels`: each narrows to panels that match."""
     if caller is not None:
         query = query.where(panels.c.caller == caller)
@@ -337,7 +337,7 @@ async def list_panels(
     return result
 
 
-async def iter_seats(conn: AsyncConnection) -> AsyncIterator[dict]:
+async def iter_seats(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
     query = (
         select(seats, panels.c.collection, panels.c.request)
         .join(panels, panels.c.id == seats.c.panel_id)
@@ -347,7 +347,7 @@ async def iter_seats(conn: AsyncConnection) -> AsyncIterator[dict]:
         yield dict(row._mapping)
 
 
-async def iter_verdicts(conn: AsyncConnection) -> AsyncIterator[dict]:
+async def iter_verdicts(conn: AsyncConnection) -> AsyncIterator[dict[str, Any]]:
     query = (
         select(verdicts, seats.c.alias, seats.c.shape, seats.c.panel_id)
         .join(seats, seats.c.call == verdicts.c.call)
@@ -364,7 +364,7 @@ LAST_ERROR = "; last error: "  # how a "failing" alert quotes the model's last e
 PURGE_BATCH = 500  # panels a transaction: about 0.1 s of write lock each, measured on 100,000 seats
 
 
-def _unpurged_before(cutoff: float) -> Select:
+def _unpurged_before(cutoff: float) -> Select[int]:
     """Panels older than `cutoff` whose prompt is still stored (a purged panel's request_hash is '')."""
     return select(panels.c.id).where(and_(panels.c.created_at < cutoff, panels.c.request_hash != ""))
 

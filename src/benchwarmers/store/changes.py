@@ -41,7 +41,7 @@ async def config_version(conn: AsyncConnection) -> int:
     return int(await conn.scalar(select(func.max(changes.c.id))) or 0)
 
 
-async def list_changes(conn: AsyncConnection, limit: int = 100, subject: str | None = None) -> list[dict]:
+async def list_changes(conn: AsyncConnection, limit: int = 100, subject: str | None = None) -> list[dict[str, Any]]:
     query = select(changes).order_by(changes.c.id.desc()).limit(limit)
     if subject:
         query = query.where(changes.c.subject == subject)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -10,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from benchwarmers.store.schema import decision_models
 
 
-async def list_decision_models(conn: AsyncConnection) -> list[dict]:
+async def list_decision_models(conn: AsyncConnection) -> list[dict[str, Any]]:
     rows = await conn.execute(select(decision_models).order_by(decision_models.c.id))
     return [{"alias": r.alias, "kind": r.kind, "path": r.path} for r in rows]
 

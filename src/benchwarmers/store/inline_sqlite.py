@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import aiosqlite
@@ -52,7 +52,7 @@ class InlineConnection(aiosqlite.Connection):
         """The `sqlite3` connection itself, for statements made in place (store/bulk.py)."""
         return self._connection
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, InlineConnection]:
         return self._connect().__await__()
 
     async def _connect(self) -> InlineConnection:

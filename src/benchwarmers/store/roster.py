@@ -13,12 +13,12 @@ from benchwarmers.store.db import inserted_id
 from benchwarmers.store.schema import endpoints, model_facts, models
 
 
-async def list_endpoints(conn: AsyncConnection) -> list[dict]:
+async def list_endpoints(conn: AsyncConnection) -> list[dict[str, Any]]:
     rows = await conn.execute(select(endpoints).order_by(endpoints.c.name))
     return [dict(r._mapping) for r in rows]
 
 
-async def get_endpoint(conn: AsyncConnection, name: str) -> dict | None:
+async def get_endpoint(conn: AsyncConnection, name: str) -> dict[str, Any] | None:
     row = (await conn.execute(select(endpoints).where(endpoints.c.name == name))).first()
     return dict(row._mapping) if row else None
 
@@ -40,7 +40,7 @@ async def delete_endpoint(conn: AsyncConnection, endpoint_id: int) -> None:
     await conn.execute(delete(endpoints).where(endpoints.c.id == endpoint_id))
 
 
-async def list_models(conn: AsyncConnection) -> list[dict]:
+async def list_models(conn: AsyncConnection) -> list[dict[str, Any]]:
     query = (
         select(models, endpoints.c.name.label("endpoint"))
         .join(endpoints, endpoints.c.id == models.c.endpoint_id)
@@ -49,7 +49,7 @@ async def list_models(conn: AsyncConnection) -> list[dict]:
     return [dict(r._mapping) for r in await conn.execute(query)]
 
 
-async def get_model(conn: AsyncConnection, alias: str) -> dict | None:
+async def get_model(conn: AsyncConnection, alias: str) -> dict[str, Any] | None:
     query = (
         select(models, endpoints.c.name.label("endpoint"))
         .join(endpoints, endpoints.c.id == models.c.endpoint_id)
@@ -59,7 +59,7 @@ async def get_model(conn: AsyncConnection, alias: str) -> dict | None:
     return dict(row._mapping) if row else None
 
 
-async def models_of_endpoint(conn: AsyncConnection, endpoint_id: int) -> list[dict]:
+async def models_of_endpoint(conn: AsyncConnection, endpoint_id: int) -> list[dict[str, Any]]:
     rows = await conn.execute(select(models).where(models.c.endpoint_id == endpoint_id))
     return [dict(r._mapping) for r in rows]
 
@@ -94,12 +94,12 @@ async def update_model(conn: AsyncConnection, model_pk: int, **values: Any) -> N
     await conn.execute(models.update().where(models.c.id == model_pk).values(**values))
 
 
-async def all_facts(conn: AsyncConnection) -> list[dict]:
+async def all_facts(conn: AsyncConnection) -> list[dict[str, Any]]:
     rows = await conn.execute(select(model_facts))
     return [dict(r._mapping) for r in rows]
 
 
-async def facts_of(conn: AsyncConnection, model_pk: int) -> list[dict]:
+async def facts_of(conn: AsyncConnection, model_pk: int) -> list[dict[str, Any]]:
     rows = await conn.execute(select(model_facts).where(model_facts.c.model_pk == model_pk))
     return [dict(r._mapping) for r in rows]
 
@@ -141,7 +141,7 @@ async def replace_source_facts(
         await set_fact(conn, model_pk, fact, source, value)
 
 
-def group_facts(rows: Iterable[dict]) -> dict[int, dict[str, dict[str, tuple[Any, float]]]]:
+def group_facts(rows: Iterable[dict[str, Any]]) -> dict[int, dict[str, dict[str, tuple[Any, float]]]]:
     """model pk → source → fact → (value, learned_at)."""
     grouped: dict[int, dict[str, dict[str, tuple[Any, float]]]] = {}
     for row in rows:
@@ -189,7 +189,8 @@ async def stored_facts(conn: AsyncConnection, endpoint_id: int) -> dict[int, dic
 
 
 async def newest_endpoint_refresh(conn: AsyncConnection) -> float | None:
-    return await conn.scalar(select(func.max(endpoints.c.refreshed_at)))
+    newest: float | None = await conn.scalar(select(func.max(endpoints.c.refreshed_at)))
+    return newest
 
 
 async def largest_answered(conn: AsyncConnection) -> dict[str, int]:
@@ -243,7 +244,7 @@ async def probe_failed(conn: AsyncConnection, pk: int, *, probes: int, next_prob
     )
 
 
-async def due_probes(conn: AsyncConnection, now: float) -> list[dict]:
+async def due_probes(conn: AsyncConnection, now: float) -> list[dict[str, Any]]:
     """Retired models whose next probe is due, the longest waiting first."""
     query = (
         select(models.c.id, models.c.alias, models.c.probes, models.c.next_probe_at, models.c.retired_at)
@@ -255,4 +256,7 @@ async def due_probes(conn: AsyncConnection, now: float) -> list[dict]:
 
 async def next_probe_at(conn: AsyncConnection) -> float | None:
     """When the soonest probe of a retired model is due; None when no model is retired."""
-    return await conn.scalar(select(func.min(models.c.next_probe_at)).where(models.c.retired_at.is_not(None)))
+    soonest: float | None = await conn.scalar(
+        select(func.min(models.c.next_probe_at)).where(models.c.retired_at.is_not(None))
+    )
+    return soonest

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from unidiff import PatchSet
+from unidiff.patch import PatchSet
 
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.suite.claims import definitions

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
@@ -194,7 +194,7 @@ def _off_by_one_candidate(node: cst.CSTNode, options: Mapping[str, Any], _skip: 
 def _off_by_one(node: Any, _options: Mapping[str, Any]) -> cst.CSTNode:
     if isinstance(node, cst.BinaryOperation):
         return node.left.with_changes(lpar=node.lpar, rpar=node.rpar) if node.lpar else node.left
-    return node.with_changes(operator=_swap_op(node.operator, _BOUNDARY))
+    return cast(cst.CSTNode, node.with_changes(operator=_swap_op(node.operator, _BOUNDARY)))
 
 
 def _inverted_candidate(node: cst.CSTNode, options: Mapping[str, Any], _skip: AbstractSet[int]) -> bool:
@@ -206,7 +206,7 @@ def _inverted_candidate(node: cst.CSTNode, options: Mapping[str, Any], _skip: Ab
 def _inverted(node: Any, _options: Mapping[str, Any]) -> cst.CSTNode:
     if isinstance(node, cst.ComparisonTarget):
         return node.with_changes(operator=_swap_op(node.operator, _FLIP))
-    return node.with_changes(test=_negated(node.test))
+    return cast(cst.CSTNode, node.with_changes(test=_negated(node.test)))
 
 
 @dataclass(frozen=True)

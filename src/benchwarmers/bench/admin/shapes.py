@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchwarmers.bench.evidence.roles import DECISION
+from benchwarmers.bench.bounds import DECISION
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, NoSlot, ask_decision_model
 from benchwarmers.bench.snapshot import EVERY_SHAPE

@@ -10,7 +10,7 @@ and rate limits are written when they differ from what is known.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -47,7 +47,7 @@ def cooldown_seconds(retry_after: float | None, streak: int) -> float:
     rest each time (a model that keeps refusing is not asked again soon), capped at a day.
     """
     base = retry_after if retry_after and retry_after > 0 else DEFAULT_COOLDOWN
-    return min(MAX_COOLDOWN, base * 2 ** max(0, min(streak - 1, 10)))
+    return cast(float, min(MAX_COOLDOWN, base * 2 ** max(0, min(streak - 1, 10))))
 
 
 def lowered_window(current: int | None, learned: int, floor: int = 0) -> int | None:

@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from benchwarmers.bench.evidence.board import PRIMARY, pickable
+from benchwarmers.bench.bounds import PRIMARY
+from benchwarmers.bench.evidence.board import pickable
 from benchwarmers.bench.evidence.posterior import Best, Counts, best_of, epoch_verdicts
 from benchwarmers.store import evidence as store
 

@@ -160,7 +160,9 @@ def _compare(a: tuple[float, float], b: tuple[float, float]) -> str:
     return "no clear difference"
 
 
-def bench_vs_best(rows: Sequence[Row], shapes: Sequence[str], usable: frozenset[str] | set[str]) -> list[dict]:
+def bench_vs_best(
+    rows: Sequence[Row], shapes: Sequence[str], usable: frozenset[str] | set[str]
+) -> list[dict[str, Any]]:
     """Per shape: panels where any seat was useful, against the best single model's useful rate."""
     result = []
     for shape in shapes:

@@ -13,7 +13,7 @@ The rules are pure; `retire` and `restore` write them, inside the caller's trans
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -31,7 +31,7 @@ MAX_PROBE_GAP = 24 * 3600.0
 
 def probe_delay(failed_probes: int) -> float:
     """Seconds until the next probe after `failed_probes` probes failed: 10 min, doubling, a day at most."""
-    return min(MAX_PROBE_GAP, FIRST_PROBE * 2 ** max(0, min(failed_probes, 20)))
+    return cast(float, min(MAX_PROBE_GAP, FIRST_PROBE * 2 ** max(0, min(failed_probes, 20))))
 
 
 def _last(streak: int) -> str:

@@ -52,7 +52,7 @@ def _apprise() -> Any:
 
 
 def _one(url: str) -> apprise.Apprise:
-    box = _apprise().Apprise()
+    box: apprise.Apprise = _apprise().Apprise()
     if not box.add(url):
         raise InvalidRequest(
             "Apprise does not understand this URL: give one of its service URLs, e.g. ntfy://TOPIC, "

@@ -8,15 +8,15 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import orjson
 
+from benchwarmers.bench.bounds import MERGER
 from benchwarmers.bench.budgets import panel_tokens
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence.posterior import from_history
 from benchwarmers.bench.evidence.primary import Primary, primary_of
-from benchwarmers.bench.evidence.roles import MERGER
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
 from benchwarmers.bench.panels.parse import reply_mode, request_text
@@ -244,7 +244,7 @@ class Panels:
                 )
         if found is not None:
             key_reused(idempotency_key, found["request_hash"], body_hash, found["panel"])
-            return found["response"]
+            return cast(ChatCompletion, found["response"])
         if running is None:
             return None
         return await self._recorded(running[0], running[1] + longest)
@@ -263,7 +263,7 @@ class Panels:
             if not exists:
                 return None
             if response is not None:
-                return response
+                return cast(ChatCompletion, response)
             await asyncio.sleep(INFLIGHT_POLL)
         log.warning("panel %s was never recorded within its bound: a retry of its request runs afresh", panel_id)
         return None

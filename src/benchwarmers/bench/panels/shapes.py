@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.bounds import DECISION
 from benchwarmers.bench.clients import SeatClients
-from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.pacing import Pacer, Refusal, scopes_of
 from benchwarmers.bench.panels.parse import estimate_tokens, request_text
 from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
