@@ -16,14 +16,14 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, create_model
 
-from benchwarmers.bench import gateway_config
 from benchwarmers.bench.admin.collection_rules import MAX_DESCRIPTION, MAX_TAGS
 from benchwarmers.bench.admin.endpoints import KINDS as ENDPOINT_KINDS
 from benchwarmers.bench.admin.keys import MAX_RPM
 from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.budget_rules import MAX_BUDGET
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
+from benchwarmers.nouns import gateway as gateway_config
+from benchwarmers.nouns.gateway import GATEWAY_DEFAULTS
 
 SEAT_LIMIT = 20  # a collection's max_explorers and max_calls, as validate_collection checks them
 
@@ -205,7 +205,7 @@ class DecisionModelCreate(Body):
 
 
 def _gateway_field(name: str, default: Any) -> Any:
-    # Any JSON value passes here: the gateway settings model (bench/gateway_config.py) checks it and
+    # Any JSON value passes here: the gateway settings model (nouns/gateway.py) checks it and
     # says the setting's range in its refusal, the same words the CLI prints. The schema shows it.
     low, high = gateway_config.bounds(name)
     schema: dict[str, Any] = {"type": "integer" if gateway_config.whole(name) else "number"}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.budget_rules import check_budget
 from benchwarmers.bench.names import collection_name, suggest, unknown_shape
@@ -12,13 +12,14 @@ from benchwarmers.bench.panels.seating import tag_gap
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store.records import CollectionFields
 
+if TYPE_CHECKING:  # the CLI imports this module on start-up, before it needs pydantic
+    from benchwarmers.nouns.gateway import GatewaySettings
+
 NAME = re.compile(r"^[a-z0-9-]+$")
 TAG = re.compile(r"^[a-z0-9-]+$")
 MAX_DESCRIPTION = 300
 MAX_TAGS = 8
 REPLIES = ("all", "merged", "pick")
-DEFAULT_MAX_EXPLORERS = 2
-DEFAULT_MAX_CALLS = 5
 
 
 def validate_collection(data: Mapping[str, Any], roster: Iterable[str], shapes: Iterable[str]) -> CollectionFields:
@@ -140,14 +141,14 @@ def priced_warnings(collection: CollectionFields, free: Mapping[str, bool | None
     ]
 
 
-def explorer_seats(collection: CollectionFields, defaults: Mapping[str, int]) -> int:
+def explorer_seats(collection: CollectionFields, gateway: GatewaySettings) -> int:
     """Explorer seats a text request on this collection gets (GET /v1/models shows it)."""
     max_explorers = collection.get("max_explorers")
     max_calls = collection.get("max_calls")
     if max_explorers is None:
-        max_explorers = defaults.get("max_explorers", DEFAULT_MAX_EXPLORERS)
+        max_explorers = gateway.max_explorers
     if max_calls is None:
-        max_calls = defaults.get("max_calls", DEFAULT_MAX_CALLS)
+        max_calls = gateway.max_calls
     return max(0, min(max_explorers, max_calls - len(collection["members"])))
 
 

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
-FAILING_AFTER = 5  # failed seats in a row that retire a model (with a "failing" alert)
 
 # The largest prompt a model has answered, in the prompt tokens its provider reported (the bench's
 # estimate only when it reported none).
@@ -156,7 +155,7 @@ async def learn_from_seats(
 ) -> None:
     """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks,
     and the largest prompt each model has answered (the floor under any window learned later)."""
-    failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
+    failing_after = snapshot.gateway.failing_after
     answered: list[int] = []
     for outcome in outcomes:
         model = snapshot.models.get(outcome.alias)

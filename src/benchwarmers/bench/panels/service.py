@@ -125,7 +125,7 @@ class Panels:
         if not replayable:
             return ClientGone()
         snapshot = panel.snapshot or await self.state.snapshot()  # the config it was seated with
-        return ClientGone(linger=float(snapshot.gateway["replay_window"]))
+        return ClientGone(linger=snapshot.gateway.replay_window)
 
     async def prepare(
         self,
@@ -229,7 +229,7 @@ class Panels:
                 return None  # the first attempt failed: a retry is a new attempt, not its failure again
         snapshot = await self.state.snapshot()
         now = time.time()
-        since = now - snapshot.gateway["replay_window"]
+        since = now - snapshot.gateway.replay_window
         longest = panel_bound(snapshot.gateway)
         async with self.state.read() as conn:
             found = await calls.find_replay(
@@ -302,8 +302,8 @@ class Panels:
         # The config the panel was seated with (a look for a newer one costs a stat call and more).
         snapshot = panel.snapshot or await self.state.snapshot()
         started = time.perf_counter()
-        timeout = float(snapshot.gateway["seat_timeout"])
-        self.state.clients.configure(int(snapshot.gateway["endpoint_concurrency"]))
+        timeout = snapshot.gateway.seat_timeout
+        self.state.clients.configure(snapshot.gateway.endpoint_concurrency)
         outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
