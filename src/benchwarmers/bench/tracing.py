@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers import __version__
+from benchwarmers.nouns.seats import SeatKind, SeatStatus
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
@@ -96,7 +97,7 @@ class Tracing:
             endpoint = snapshot.endpoints.get(outcome.endpoint)
             request_model = model.model_id if model is not None else outcome.alias
             took = int(outcome.seconds * 1e9)
-            start = {"merger": ended - took, "decision": began - took}.get(outcome.seat, began)
+            start = {SeatKind.merger: ended - took, SeatKind.decision: began - took}.get(outcome.seat, began)
             child = tracer.start_span(
                 f"chat {request_model}",
                 context=parent,
@@ -104,7 +105,7 @@ class Tracing:
                 start_time=start,
                 attributes=seat_attributes(outcome, request_model, endpoint.kind if endpoint else None),
             )
-            if outcome.status == "error":
+            if outcome.status == SeatStatus.error:
                 child.set_status(Status(StatusCode.ERROR))
             child.end(end_time=start + took)
 

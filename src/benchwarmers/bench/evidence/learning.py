@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.evidence.retirement import retire
 from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, caused_by_request, context_limit_in
@@ -97,7 +98,7 @@ def answered_tokens(usage: Mapping[str, Any] | None, estimate: int) -> int:
 
 def _failed(outcome: SeatOutcome) -> bool:
     # A seat cancelled because the client left says nothing about the model.
-    return outcome.failure is not None or outcome.status == "empty"
+    return outcome.failure is not None or outcome.status == SeatStatus.empty
 
 
 async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mapping[str, str]) -> None:
@@ -162,7 +163,7 @@ async def learn_from_seats(
         if model is None:
             continue
         await _learn_limits(conn, model, outcome.headers)
-        if outcome.status == "ok":
+        if outcome.status == SeatStatus.ok:
             answered.append(model.pk)
             size = answered_tokens(outcome.usage, estimate)
             if history is not None and size > history.answered.get(model.alias, 0):

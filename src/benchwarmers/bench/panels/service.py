@@ -54,6 +54,7 @@ from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow, SkippedSeat
@@ -351,11 +352,11 @@ class Panels:
         answers = [
             (o.alias, o.answer if o.truncated_at is None else f"{o.answer}\n\n[{cut_note(o.truncated_at)}]")
             for o in outcomes
-            if o.status == "ok"
+            if o.status == SeatStatus.ok
         ]
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
-        seated = [o.alias for o in outcomes if o.status == "ok" and o.seat in calls.SEATED_KINDS]
+        seated = [o.alias for o in outcomes if o.status == SeatStatus.ok and o.seat in calls.SEATED_KINDS]
         candidates = merger_candidates(
             panel.collection,
             panel.shape,
@@ -387,9 +388,9 @@ class Panels:
         merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
         if outcome.status in calls.NOT_CALLED:
             merged.note = f"the merger {plan.alias} was not called ({outcome.error}), so here is every answer"
-        elif outcome.status == "error":
+        elif outcome.status == SeatStatus.error:
             merged.note = f"the merger {plan.alias} failed ({outcome.error}), so here is every answer"
-        elif outcome.status == "empty":
+        elif outcome.status == SeatStatus.empty:
             merged.note = f"the merger {plan.alias} gave an empty answer, so here is every answer"
         return merged
 
