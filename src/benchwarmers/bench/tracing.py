@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers import __version__
-from benchwarmers.nouns.seats import SeatKind, SeatStatus
+from benchwarmers.nouns.seats import SeatStatus
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
@@ -97,7 +97,7 @@ class Tracing:
             endpoint = snapshot.endpoints.get(outcome.endpoint)
             request_model = model.model_id if model is not None else outcome.alias
             took = int(outcome.seconds * 1e9)
-            start = {SeatKind.merger: ended - took, SeatKind.decision: began - took}.get(outcome.seat, began)
+            start = {"merger": ended - took, "decision": began - took}.get(outcome.seat, began)
             child = tracer.start_span(
                 f"chat {request_model}",
                 context=parent,

@@ -168,8 +168,9 @@ def type_refusal(exc: ValidationError, data: dict[str, Any]) -> InvalidRequest:
     field = str(exc.errors()[0]["loc"][0])
     value = data.get(field)
     if field == "name":
+        name = collection_name(str(value or ""))
         return InvalidRequest(
-            f"collection name {value!r} is not valid: use lower-case letters, digits and '-' (at most 64)",
+            f"collection name {name!r} is not valid: use lower-case letters, digits and '-' (at most 64)",
             param="name",
         )
     if field in TAG_FIELDS:
