@@ -26,9 +26,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchwarmers.bench.evidence.posterior import best_of
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.panels.seating import Candidate, plan_seats
+from benchwarmers.nouns.gateway import GATEWAY_DEFAULTS
 
 CHECKPOINTS = (500, 1000, 2000, 3000)
 WINDOW = 500  # panels per share window

@@ -79,7 +79,7 @@ def test_gateway_set_still_has_its_options_when_asked_for(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "--ping-interval" in done.stdout
     assert "--retention-days" in done.stdout
-    assert "benchwarmers.bench.gateway_config" in modules
+    assert "benchwarmers.nouns.gateway" in modules
 
 
 @pytest.mark.parametrize("group", ["collection", "model", "endpoint"])

@@ -388,7 +388,7 @@ def test_reports_exposure_spares_members_and_flag_length_bias(bench_with_roster,
 
 
 def test_epsilon_defaults_to_a_fifth_and_sends_explorers_after_the_evidence(bench_with_roster, client):
-    assert bench_with_roster.admin(lambda b: b.state.snapshot()).gateway["epsilon"] == 0.2
+    assert bench_with_roster.admin(lambda b: b.state.snapshot()).gateway.epsilon == 0.2
     bench_with_roster.bench.panels.rng = random.Random(11)  # the server's chance, injected
     # Ten code panels where every non-llama model sits and only gemma is ever useful.
     others = ["qwen3-32b", "qwen3-coder", "gemma-3-27b", "mistral-small", "deepseek-r1", "phi-4", "glm-4.5-air",

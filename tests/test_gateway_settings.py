@@ -14,11 +14,11 @@ import typer
 import typer.main
 from typer.testing import CliRunner
 
-from benchwarmers.bench import gateway_config
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app as cli_app
 from benchwarmers.errors import InvalidRequest
+from benchwarmers.nouns import gateway as gateway_config
+from benchwarmers.nouns.gateway import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
 from tests.benchserver import BenchServer
@@ -146,7 +146,7 @@ def test_an_unknown_setting_is_refused_with_the_known_ones():
 
 
 def test_stored_settings_read_back_complete_and_in_range(caplog):
-    with caplog.at_level(logging.WARNING, logger="benchwarmers.bench.gateway_config"):
+    with caplog.at_level(logging.WARNING, logger="benchwarmers.nouns.gateway"):
         read = read_stored({"ping_interval": 0, "seat_timeout": 30, "max_calls": True, "colour": "red"})
     # Out of range or of the wrong kind: the default; unknown: ignored; missing: the default.
     assert read.model_dump() == {**DEFAULTS, "seat_timeout": 30.0}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchwarmers.bench import gateway_config
-from benchwarmers.bench.gateway_config import FIELDS, GATEWAY_DEFAULTS
+from benchwarmers.nouns import gateway as gateway_config
+from benchwarmers.nouns.gateway import FIELDS, GATEWAY_DEFAULTS
 
 GATEWAY_MD = Path(__file__).resolve().parents[1] / "docs" / "GATEWAY.md"
 

@@ -40,7 +40,7 @@ def test_explorer_seats_leave_the_clearly_bad_models_without_starving_them(serve
         add_fake_endpoint(server, fake, models=[listed(m) for m in (MEMBER, *RATES)])
         solo = {"name": "solo", "members": [f"fake/{MEMBER}"], "description": "solo work", "tags": ["test"]}
         server.admin(lambda bench: bench.collections.add_collection({**solo, "shape": "review", "max_explorers": 2}))
-        assert server.admin(lambda b: b.state.snapshot()).gateway["explorer_floor"] == 0.5
+        assert server.admin(lambda b: b.state.snapshot()).gateway.explorer_floor == 0.5
         world = random.Random(3)
         late: Counter[str] = Counter()  # explorer seats in the second half, when the evidence is in
         body = {"model": "bench/solo", "messages": [{"role": "user", "content": "Review this function."}]}

@@ -239,7 +239,7 @@ def test_retention_days_is_a_whole_number_of_days(server):
     )
     assert result.exit_code == 0
     assert "retention_days 30" in result.output
-    assert server.admin(lambda bench: bench.state.snapshot()).gateway["retention_days"] == 30
+    assert server.admin(lambda bench: bench.state.snapshot()).gateway.retention_days == 30
 
 
 def test_purge_on_postgresql(pg_cluster, tmp_path: Path, fake):

@@ -16,6 +16,7 @@ from benchwarmers.bench.evidence.reports import (
     verdicts_by_key,
 )
 from benchwarmers.bench.snapshot import ModelView, Snapshot
+from benchwarmers.nouns.gateway import GatewaySettings
 from tests.test_evidence import row
 
 
@@ -109,7 +110,7 @@ def test_a_member_of_every_collection_it_could_explore_is_not_starved() -> None:
     models["e1/kin"] = model("e1/kin", family="solo-family")
     models["e1/solo"] = model("e1/solo", family="solo-family")
     collections = {"one": {"name": "one", "members": ["e1/solo"], "max_explorers": 1, "max_calls": None}}
-    gateway = {"max_explorers": 2, "max_calls": 5}
+    gateway = GatewaySettings(max_explorers=2, max_calls=5)
     snapshot = Snapshot(version=1, models=models, collections=collections, gateway=gateway)  # type: ignore[arg-type]
     # kin shares the member's family: seating never seats it beside solo either.
     assert explorable(snapshot) == {"e1/solo": 0, "e1/x": 1, "e1/y": 1, "e1/kin": 0}
@@ -234,7 +235,7 @@ def test_build_report_gathers_every_warning() -> None:
         models={"e1/a": model("e1/a"), "e1/b": model("e1/b")},
         shapes={"review": ""},
         collections=collections,  # type: ignore[arg-type]
-        gateway={"max_explorers": 2, "max_calls": 5},
+        gateway=GatewaySettings(max_explorers=2, max_calls=5),
     )
     rows = [{**explorer("e1/a", "e1"), "shape": "review"}] * 4
     rows += [{**sized(900, True, f"l{i}"), "alias": "e1/a"} for i in range(10)]

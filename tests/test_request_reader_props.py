@@ -20,11 +20,11 @@ import orjson
 from hypothesis import HealthCheck, event, given, note, settings
 from hypothesis import strategies as st
 
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.panels.prepare import PreparedPanel, read_request, seat_panel
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import BenchError, InvalidRequest
+from benchwarmers.nouns.gateway import GatewaySettings
 from benchwarmers.server.body import parse_json_object
 from benchwarmers.store.gateway_settings import DEFAULT_SHAPES
 
@@ -83,7 +83,7 @@ SNAPSHOT = Snapshot(
         "vision": collection("vision", ["e2/gemma-3-27b"], shape="vision", reply="merged"),
         "gone": collection("gone", ["e9/retired"]),
     },
-    gateway=dict(GATEWAY_DEFAULTS),
+    gateway=GatewaySettings(),
     shapes=dict(DEFAULT_SHAPES),
 )
 STATUSES = {400, 404, 413}  # what a refusal of a request may be

@@ -4,11 +4,10 @@ without the store (the counting is bench/budgets.py)."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from benchwarmers.errors import InvalidRequest
+from benchwarmers.nouns.budgets import MAX_BUDGET, check_budget
 
-MAX_BUDGET = 1_000_000_000
+__all__ = ["MAX_BUDGET", "check_budget", "day_start", "next_reset"]
 
 
 def day_start(now: float, reset_hour: int = 0) -> float:
@@ -22,15 +21,3 @@ def day_start(now: float, reset_hour: int = 0) -> float:
 
 def next_reset(now: float, reset_hour: int = 0) -> float:
     return (datetime.fromtimestamp(day_start(now, reset_hour), UTC) + timedelta(days=1)).timestamp()
-
-
-def check_budget(value: Any, param: str) -> int | None:
-    """A daily budget as given: None (or 0) is no budget; else a whole number, or a refusal naming `param`."""
-    if value is None or value == 0:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_BUDGET:
-        raise InvalidRequest(
-            f"{param} must be a whole number from 1 to {MAX_BUDGET:,} a day, or 0 (or null) for no budget",
-            param=param,
-        )
-    return value

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers.bench.budget_rules import day_start, next_reset
 from benchwarmers.bench.caller import Caller
 from benchwarmers.errors import BudgetExhausted
+from benchwarmers.nouns.gateway import GatewaySettings
 from benchwarmers.store import budgets as budget_rows
 from benchwarmers.store import keys as key_rows
 
@@ -66,7 +67,7 @@ class Tally:
     pending: int = 0  # admitted by this process, not yet reserved
 
 
-def budgets_of(collection: Mapping[str, Any], caller: Caller, gateway: Mapping[str, Any]) -> list[Budget]:
+def budgets_of(collection: Mapping[str, Any], caller: Caller, gateway: GatewaySettings) -> list[Budget]:
     """The budgets a panel on `collection` by `caller` spends from."""
     found = []
     if collection.get("daily_panels") or collection.get("daily_tokens"):
@@ -74,8 +75,8 @@ def budgets_of(collection: Mapping[str, Any], caller: Caller, gateway: Mapping[s
             Budget("collection", collection["name"], collection.get("daily_panels"), collection.get("daily_tokens"))
         )
     if caller.name == SUITE:
-        if gateway.get("suite_daily_panels"):
-            found.append(Budget("suite", SUITE, int(gateway["suite_daily_panels"]), None))
+        if gateway.suite_daily_panels:
+            found.append(Budget("suite", SUITE, gateway.suite_daily_panels, None))
     elif caller.daily_panels or caller.daily_tokens:
         found.append(Budget("key", caller.name, caller.daily_panels, caller.daily_tokens))
     return found
@@ -115,7 +116,7 @@ class Budgets:
         budgets = budgets_of(collection, caller, snapshot.gateway)
         if not budgets:
             return []
-        hour = int(snapshot.gateway.get("budget_reset_hour", 0))
+        hour = snapshot.gateway.budget_reset_hour
         now = self.clock()
         since = day_start(now, hour)
         for budget in budgets:
@@ -165,14 +166,13 @@ class Budgets:
             for k in keys
             if k["daily_panels"] or k["daily_tokens"]
         ]
-        if snapshot.gateway.get("suite_daily_panels"):
-            found.append(Budget("suite", SUITE, int(snapshot.gateway["suite_daily_panels"]), None))
+        if snapshot.gateway.suite_daily_panels:
+            found.append(Budget("suite", SUITE, snapshot.gateway.suite_daily_panels, None))
         return [await self.status(b) for b in found]
 
     async def status(self, budget: Budget) -> dict[str, Any]:
         """What a budget has spent today, read from the store (Settings, `/metrics`, the CLI)."""
-        gateway = (await self.state.snapshot()).gateway
-        hour = int(gateway.get("budget_reset_hour", 0))
+        hour = (await self.state.snapshot()).gateway.budget_reset_hour
         now = self.clock()
         tally = await self._sync(budget, day_start(now, hour), hot=False)
         return {

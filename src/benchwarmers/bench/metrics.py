@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.nouns.seats import SeatKind, SeatStatus
+
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
 
@@ -132,16 +134,16 @@ class Metrics:
             if seats is None:  # a child per label set, kept: labels() costs more than the count
                 seats = self._seats[key] = self.seats.labels(*key)
             seats.inc()
-            if outcome.status in ("ok", "empty", "error"):
+            if outcome.status in (SeatStatus.ok, SeatStatus.empty, SeatStatus.error):
                 took = self._took.get(key[:2])
                 if took is None:
                     took = self._took[key[:2]] = self.seat_seconds.labels(*key[:2])
                 took.observe(outcome.seconds)
             if outcome.failure is not None and outcome.failure.kind.value == "rate_limited":
                 self.rate_limited.labels(outcome.alias, outcome.endpoint).inc()
-            elif outcome.status == "cooling":
+            elif outcome.status == SeatStatus.cooling:
                 self.cooling.labels(outcome.alias, outcome.endpoint).inc()
-            answered = answered or (outcome.status == "ok" and outcome.seat != "decision")
+            answered = answered or (outcome.status == SeatStatus.ok and outcome.seat != SeatKind.decision)
         self.panels.labels(collection, "answered" if answered else "unanswered").inc()
         self._update_process()
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from benchwarmers.nouns.naming import collection_name as collection_name  # where it is defined, pydantic-free
+
 
 def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     choices = list(choices)
@@ -27,9 +29,3 @@ def unknown_shape(shape: str, shapes: Iterable[str], what: str = "shape") -> str
     """The refusal of a shape that is not configured: the close ones, then every one."""
     shapes = list(shapes)
     return f"{what} {shape!r} is not known.{suggest(shape, shapes)} Shapes are: {', '.join(shapes)}"
-
-
-def collection_name(given: str) -> str:
-    """A collection as a person names it, NAME or bench/NAME (as `ask` and the API's model take it):
-    its bare name, as stored."""
-    return given.strip().removeprefix("bench/")

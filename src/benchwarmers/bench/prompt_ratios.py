@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.panels.estimate import MIN_CHARS, Ratios
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.store.calls import SEATED_KINDS
 from benchwarmers.store.prompt_usage import recent_prompt_usage
 
@@ -39,7 +40,7 @@ def learn_ratios(ratios: Ratios, panel: PreparedPanel, outcomes: Sequence[SeatOu
     if not teaches(panel):
         return
     for outcome in outcomes:
-        if outcome.seat in SEATED_KINDS and outcome.status == "ok" and outcome.usage:
+        if outcome.seat in SEATED_KINDS and outcome.status == SeatStatus.ok and outcome.usage:
             ratios.observe(
                 outcome.alias, panel.content.kind, panel.content.text_chars, outcome.usage.get("prompt_tokens")
             )

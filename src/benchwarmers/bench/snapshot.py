@@ -15,11 +15,11 @@ from typing import Any, cast
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.key_names import key_env_refusal
-from benchwarmers.bench.gateway_config import read_stored
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
 from benchwarmers.catalog.free_tiers import under_headers
 from benchwarmers.catalog.pace import Limit, known_limits, limits_of
+from benchwarmers.nouns.gateway import GatewaySettings, read_stored
 from benchwarmers.store import collection_rows as collection_rows
 from benchwarmers.store import decisions as decision_rows
 from benchwarmers.store import evidence as evidence_rows
@@ -131,7 +131,7 @@ class Snapshot:
     endpoints: dict[str, EndpointView] = field(default_factory=dict)
     models: dict[str, ModelView] = field(default_factory=dict)
     collections: dict[str, Collection] = field(default_factory=dict)
-    gateway: dict[str, Any] = field(default_factory=dict)
+    gateway: GatewaySettings = field(default_factory=GatewaySettings)
     shapes: dict[str, str] = field(default_factory=dict)
     went_paid: frozenset[str] = frozenset()
     decision_models: list[dict[str, Any]] = field(default_factory=list)
@@ -217,7 +217,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             ),
         )
     snapshot.collections = {c["name"]: c for c in await collection_rows.list_collections(conn)}
-    snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {})).model_dump()
+    snapshot.gateway = read_stored(await setting_rows.get_setting(conn, "gateway", {}))
     snapshot.shapes = await setting_rows.shapes(conn)
     snapshot.went_paid = frozenset(await setting_rows.unacknowledged_subjects(conn, "went_paid"))
     snapshot.decision_models = await decision_rows.list_decision_models(conn)

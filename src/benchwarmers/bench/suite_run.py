@@ -372,7 +372,7 @@ class SuiteRuns:
             call=f"{call}.judge",
             kind="judge",
             body=body,
-            seat_timeout=float(snapshot.gateway["seat_timeout"]),
+            seat_timeout=snapshot.gateway.seat_timeout,
             tokens=len(prompt) // 3 + 16,
         )
         return outcome.status == "ok" and outcome.answer.strip().lower().lstrip("*`\"' ").startswith("yes")

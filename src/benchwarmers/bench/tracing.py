@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers import __version__
+from benchwarmers.nouns.seats import SeatStatus
 
 if TYPE_CHECKING:
     from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
@@ -104,7 +105,7 @@ class Tracing:
                 start_time=start,
                 attributes=seat_attributes(outcome, request_model, endpoint.kind if endpoint else None),
             )
-            if outcome.status == "error":
+            if outcome.status == SeatStatus.error:
                 child.set_status(Status(StatusCode.ERROR))
             child.end(end_time=start + took)
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 import typer
 
-from benchwarmers.bench.admin.collection_rules import explorer_seats
 from benchwarmers.bench.names import collection_name
 from benchwarmers.cli.common import console, err_console, fail, print_json, table, with_bench
 
@@ -16,40 +17,6 @@ if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
 
 app = typer.Typer(help="Collections: named groups of models, served as bench/<name>.", no_args_is_help=True)
-
-
-def _options(
-    member: list[str] | None,
-    description: str | None,
-    tag: list[str] | None,
-    shape: str | None,
-    reply: str | None,
-    merger: str | None,
-    max_explorers: int | None,
-    max_calls: int | None,
-    auto_swap: bool | None = None,
-    require_tag: list[str] | None = None,
-    exclude_tag: list[str] | None = None,
-    daily_panels: int | None = None,
-    daily_tokens: int | None = None,
-    stand_ins: bool | None = None,
-) -> dict[str, Any]:
-    return {
-        "members": member or None,
-        "description": description,
-        "tags": tag or None,
-        "shape": shape,
-        "reply": reply,
-        "merger": merger,
-        "max_explorers": max_explorers,
-        "max_calls": max_calls,
-        "auto_swap": auto_swap,
-        "require_tags": require_tag or None,
-        "exclude_tags": exclude_tag or None,
-        "daily_panels": daily_panels,
-        "daily_tokens": daily_tokens,
-        "stand_ins": stand_ins,
-    }
 
 
 MEMBER = typer.Option(None, "--member", help="model alias (repeat for each member)")
@@ -88,45 +55,54 @@ DAILY_TOKENS = typer.Option(
     None, "--daily-tokens", help="tokens a day its seats may spend, as they report them; 0: no budget"
 )
 
+# One list of the options `add` and `edit` share: (parameter, the collection field it sets, type, option).
+OPTIONS: tuple[tuple[str, str, Any, Any], ...] = (
+    ("member", "members", list[str] | None, MEMBER),
+    ("description", "description", str | None, DESCRIPTION),
+    ("tag", "tags", list[str] | None, TAG),
+    ("shape", "shape", str | None, SHAPE),
+    ("reply", "reply", str | None, REPLY),
+    ("merger", "merger", str | None, MERGER),
+    ("max_explorers", "max_explorers", int | None, MAX_EXPLORERS),
+    ("max_calls", "max_calls", int | None, MAX_CALLS),
+    ("auto_swap", "auto_swap", bool | None, AUTO_SWAP),
+    ("require_tag", "require_tags", list[str] | None, REQUIRE_TAG),
+    ("exclude_tag", "exclude_tags", list[str] | None, EXCLUDE_TAG),
+    ("daily_panels", "daily_panels", int | None, DAILY_PANELS),
+    ("daily_tokens", "daily_tokens", int | None, DAILY_TOKENS),
+    ("stand_ins", "stand_ins", bool | None, STAND_INS),
+)
+REPEATED = ("members", "tags", "require_tags", "exclude_tags")  # an empty list is an option not given
+
+
+def _collection_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give `func(bench, name, **options)` a signature with every option of OPTIONS after NAME."""
+    bench, name, *_ = inspect.signature(func).parameters.values()
+    options = [
+        inspect.Parameter(parameter, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+        for parameter, _, annotation, option in OPTIONS
+    ]
+    func.__signature__ = inspect.Signature([bench, name, *options])  # type: ignore[attr-defined]
+    return func
+
+
+def _fields(options: dict[str, Any]) -> dict[str, Any]:
+    """The options as collection fields: None, or a repeated option given no time, is not given."""
+    return {
+        field: (options.get(parameter) or None) if field in REPEATED else options.get(parameter)
+        for parameter, field, _, _ in OPTIONS
+    }
+
 
 @app.command("add")
 @with_bench
-async def add(
-    bench: Bench,
-    name: str = typer.Argument(...),
-    member: list[str] = MEMBER,
-    description: str = DESCRIPTION,
-    tag: list[str] = TAG,
-    shape: str = SHAPE,
-    reply: str = REPLY,
-    merger: str = MERGER,
-    max_explorers: int = MAX_EXPLORERS,
-    max_calls: int = MAX_CALLS,
-    auto_swap: bool = AUTO_SWAP,
-    require_tag: list[str] = REQUIRE_TAG,
-    exclude_tag: list[str] = EXCLUDE_TAG,
-    daily_panels: int = DAILY_PANELS,
-    daily_tokens: int = DAILY_TOKENS,
-    stand_ins: bool = STAND_INS,
-) -> None:
+@_collection_options
+async def add(bench: Bench, name: str = typer.Argument(...), **options: Any) -> None:
     """Create a collection."""
-    options = _options(
-        member,
-        description,
-        tag,
-        shape,
-        reply,
-        merger,
-        max_explorers,
-        max_calls,
-        auto_swap,
-        require_tag,
-        exclude_tag,
-        daily_panels,
-        daily_tokens,
-        stand_ins,
-    )
-    created = await bench.collections.add_collection({"name": name, **options})
+    from benchwarmers.bench.admin.collection_rules import explorer_seats
+    from benchwarmers.nouns.collections import Collection
+
+    created = await bench.collections.add_collection(Collection.parse({"name": name, **_fields(options)}))
     snapshot = await bench.state.snapshot()
     console.print(
         f"created bench/{created['name']}: {len(created['members'])} member(s) + "
@@ -143,42 +119,19 @@ async def _warn(bench: Bench, saved: Any) -> None:
 
 @app.command("edit")
 @with_bench
-async def edit(
-    bench: Bench,
-    name: str = typer.Argument(...),
-    member: list[str] = MEMBER,
-    description: str = DESCRIPTION,
-    tag: list[str] = TAG,
-    shape: str = SHAPE,
-    reply: str = REPLY,
-    merger: str = MERGER,
-    max_explorers: int = MAX_EXPLORERS,
-    max_calls: int = MAX_CALLS,
-    auto_swap: bool = AUTO_SWAP,
-    require_tag: list[str] = REQUIRE_TAG,
-    exclude_tag: list[str] = EXCLUDE_TAG,
-    daily_panels: int = DAILY_PANELS,
-    daily_tokens: int = DAILY_TOKENS,
-    stand_ins: bool = STAND_INS,
-) -> None:
+@_collection_options
+async def edit(bench: Bench, name: str = typer.Argument(...), **options: Any) -> None:
     """Change a collection (only the options given change; --member replaces the member list)."""
-    options = _options(
-        member,
-        description,
-        tag,
-        shape,
-        reply,
-        merger,
-        max_explorers,
-        max_calls,
-        auto_swap,
-        require_tag,
-        exclude_tag,
-        daily_panels,
-        daily_tokens,
-        stand_ins,
-    )
-    edited = await bench.collections.edit_collection(name, options)
+    from pydantic import ValidationError
+
+    from benchwarmers.nouns.collections import CollectionEdit, type_refusal
+
+    fields = _fields(options)
+    try:
+        changes = CollectionEdit.model_validate(fields).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise type_refusal(exc, fields) from None
+    edited = await bench.collections.edit_collection(name, changes)
     console.print(f"updated bench/{edited['name']}", markup=False)
     await _warn(bench, edited)
 
@@ -187,6 +140,7 @@ async def edit(
 @with_bench
 async def list_(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """List collections."""
+    from benchwarmers.bench.admin.collection_rules import explorer_seats
     from benchwarmers.bench.records import collection_fields
 
     collections = await bench.collections.list_collections()

@@ -45,7 +45,7 @@ app = typer.Typer(
 
 
 def option_help(name: str) -> str:
-    from benchwarmers.bench import gateway_config
+    from benchwarmers.nouns import gateway as gateway_config
 
     default = gateway_config.number(gateway_config.GATEWAY_DEFAULTS[name])
     return f"{gateway_config.description(name)} [{gateway_config.range_text(name, short=True)}; default {default}]"
@@ -53,7 +53,7 @@ def option_help(name: str) -> str:
 
 def _setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Give `func(bench, **values)` a signature with one `--kebab-name` option per setting."""
-    from benchwarmers.bench import gateway_config
+    from benchwarmers.nouns import gateway as gateway_config
 
     options = [
         inspect.Parameter(
@@ -73,9 +73,9 @@ def _setting_options(func: Callable[..., Any]) -> Callable[..., Any]:
 @with_bench
 async def show(bench: Bench, as_json: bool = typer.Option(False, "--json", help="print JSON")) -> None:
     """Show every gateway setting: its value, default, range and meaning."""
-    from benchwarmers.bench import gateway_config
+    from benchwarmers.nouns import gateway as gateway_config
 
-    settings = (await bench.state.snapshot()).gateway
+    settings = (await bench.state.snapshot()).gateway.model_dump()
     if as_json:
         print_json(settings)
         return
@@ -94,7 +94,7 @@ async def show(bench: Bench, as_json: bool = typer.Option(False, "--json", help=
 
 async def set_(bench: Bench, **values: Any) -> None:
     """Change gateway settings (only the options given change; a value out of range changes nothing)."""
-    from benchwarmers.bench import gateway_config
+    from benchwarmers.nouns import gateway as gateway_config
 
     after = await bench.gateway_settings.set_gateway(**values)
     console.print(", ".join(f"{k} {gateway_config.number(after[k])}" for k in gateway_config.FIELDS), markup=False)

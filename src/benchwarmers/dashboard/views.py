@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from benchwarmers.bench import gateway_config
 from benchwarmers.bench.evidence.board import Standing
 from benchwarmers.bench.evidence.cost import per_million, price_source
+from benchwarmers.nouns import gateway as gateway_config
 
 CHART_WIDTH = 200  # the bar's SVG viewBox width; the page scales it
 
@@ -127,7 +127,7 @@ def evidence_by_model(boards: Iterable[Any]) -> dict[str, list[Standing]]:
     return found
 
 
-def gateway_fields(gateway: Mapping[str, Any]) -> list[dict[str, Any]]:
+def gateway_fields(gateway: gateway_config.GatewaySettings) -> list[dict[str, Any]]:
     """The Settings form's inputs, one per field of the gateway settings model: its current value,
     the range as min/max, and the description, range and default as the hint beside it."""
     fields = []
@@ -139,7 +139,7 @@ def gateway_fields(gateway: Mapping[str, Any]) -> list[dict[str, Any]]:
             {
                 "name": name,
                 "label": name.replace("_", " ").capitalize(),
-                "value": gateway_config.number(gateway[name]),
+                "value": gateway_config.number(getattr(gateway, name)),
                 "min": gateway_config.number(low),
                 "max": gateway_config.number(high),
                 "step": "1" if whole else "any",

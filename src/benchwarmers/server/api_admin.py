@@ -214,7 +214,7 @@ async def refresh_endpoint(name: str, actor: Admin, bench: BenchDep) -> Response
 
 @router.get("/api/settings")
 async def get_settings(bench: BenchDep) -> Response:
-    return json_response((await bench.state.snapshot()).gateway)
+    return json_response((await bench.state.snapshot()).gateway.model_dump())
 
 
 @router.put("/api/settings")

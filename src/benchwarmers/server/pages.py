@@ -314,7 +314,7 @@ async def settings_page(
         endpoints=await bench.endpoints.list_endpoints(),
         keys=await bench.keys.list_keys(),
         budgets=await bench.state.budgets.today(),
-        reset_hour=snapshot.gateway["budget_reset_hour"],
+        reset_hour=snapshot.gateway.budget_reset_hour,
         gateway_fields=views.gateway_fields(snapshot.gateway),
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,

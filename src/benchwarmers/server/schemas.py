@@ -1,10 +1,11 @@
 """The request bodies the API reads, and the one error body it sends, as Pydantic models.
 
 A body model checks types (strictly: `"5"` is not 5 and `true` is not 1) and refuses unknown
-fields; the rules a value must follow beyond its type (names, ranges, members on the roster,
-known shapes) belong to the bench services, which the CLI shares, so a refusal reads the same
-from both. Where a service owns a bound, the model only documents it (`WithJsonSchema`), and the
-service's message is the one a caller gets.
+fields. A collection and a verdict are the bench's own nouns (nouns/), with their rules; the rules
+a value must follow beyond its type elsewhere (names, ranges, members on the roster, known shapes)
+belong to the bench services, which the CLI shares, so a refusal reads the same from both. Where a
+service owns a bound, the model only documents it (`WithJsonSchema`), and the service's message is
+the one a caller gets.
 
 `ChatCompletionRequest` documents the chat body and validates nothing: the chat route reads its
 body only after the caller is known, and `bench/panels/parse.py` checks it.
@@ -16,16 +17,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, create_model
 
-from benchwarmers.bench import gateway_config
-from benchwarmers.bench.admin.collection_rules import MAX_DESCRIPTION, MAX_TAGS
 from benchwarmers.bench.admin.keys import MAX_RPM
 from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.bounds import KINDS as ENDPOINT_KINDS
 from benchwarmers.bench.budget_rules import MAX_BUDGET
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
-
-SEAT_LIMIT = 20  # a collection's max_explorers and max_calls, as validate_collection checks them
+from benchwarmers.nouns import gateway as gateway_config
+from benchwarmers.nouns.collections import Collection, CollectionEdit
+from benchwarmers.nouns.collections import Reply as Reply
+from benchwarmers.nouns.gateway import GATEWAY_DEFAULTS
+from benchwarmers.nouns.verdicts import Verdict
 
 
 class Body(BaseModel):
@@ -39,12 +40,6 @@ def _documented(schema: dict[str, Any]) -> WithJsonSchema:
     return WithJsonSchema(schema)
 
 
-SeatCount = Annotated[int, _documented({"type": "integer", "minimum": 0, "maximum": SEAT_LIMIT})]
-Description = Annotated[str, _documented({"type": "string", "maxLength": MAX_DESCRIPTION})]
-Tags = Annotated[
-    list[str],
-    _documented({"type": "array", "maxItems": MAX_TAGS, "items": {"type": "string", "pattern": "^[a-z0-9-]+$"}}),
-]
 Rpm = Annotated[int, _documented({"type": "integer", "minimum": 1, "maximum": MAX_RPM})]
 # 0 clears a budget (as null does where null means "no budget"); bench/budget_rules.py checks it.
 DailyBudget = Annotated[int, _documented({"type": "integer", "minimum": 0, "maximum": MAX_BUDGET})]
@@ -54,64 +49,13 @@ DecisionKind = Annotated[str, _documented({"type": "string", "enum": list(DECISI
 Tokens = Annotated[int, Field(gt=0)]
 FamilyName = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
 NonEmpty = Annotated[str, Field(min_length=1)]
-Reply = Literal["all", "merged", "pick"]  # collection_rules.REPLIES
 
 
 # -- collections ------------------------------------------------------------------------------------
 
-
-class CollectionFields(Body):
-    description: Description | None = Field(
-        None, description="What the collection is for: callers choose a collection by it."
-    )
-    tags: Tags | None = Field(None, description="Up to eight one-word tags (lower-case letters, digits, '-').")
-    members: list[str] | None = Field(
-        None, description="Roster aliases that answer every panel (ENDPOINT/MODEL); at least one."
-    )
-    shape: str | None = Field(None, description="Fix the task shape (a known shape); null lets each request decide.")
-    reply: Reply | None = Field(
-        None,
-        description="`all` (every answer, the default), `merged` (one merged answer), `pick` (one seat's message).",
-    )
-    merger: str | None = Field(None, description="The roster alias that merges answers; null lets the bench pick.")
-    max_explorers: SeatCount | None = Field(None, description="Explorer seats at most; null uses the gateway's.")
-    max_calls: SeatCount | None = Field(None, description="Calls per panel at most; null uses the gateway's.")
-    auto_swap: bool | None = Field(
-        None,
-        description="Let the bench swap a member for an explorer itself when the evidence is decisive "
-        "(P >= 0.99, 30 verdicts each; logged, reversible); default false.",
-    )
-    require_tags: Tags | None = Field(
-        None, description="Model tags every seat's model must carry (a model's tags: `model show`)."
-    )
-    exclude_tags: Tags | None = Field(
-        None,
-        description="Model tags no seat's model may carry, member or explorer, e.g. `trains-on-prompts` "
-        "(from the providers' free-tier data).",
-    )
-    daily_panels: DailyBudget | None = Field(
-        None, description="Panels a day it answers; after that 429 until the reset. 0 or null: no budget."
-    )
-    daily_tokens: DailyBudget | None = Field(
-        None, description="Tokens a day its seats may spend, as they report them. 0 or null: no budget."
-    )
-    stand_ins: bool | None = Field(
-        None,
-        description="Give a member that is cooling, paced out or retired a stand-in for the panel: the best "
-        "eligible model by the evidence on the panel's shape, marked `stands_in_for`; default false.",
-    )
-
-
-class CollectionCreate(CollectionFields):
-    """A new collection, served as the model `bench/<name>`."""
-
-    name: str = Field(description="Lower-case letters, digits and '-', at most 64 characters.")
-
-
-class CollectionReplace(CollectionFields):
-    """Every field of a collection: what is left out is cleared."""
-
-    name: str | None = Field(None, description="The collection's own name, if given: a collection cannot be renamed.")
+# The collection itself is the body (nouns/collections.py): POST creates one, PUT replaces every field.
+CollectionCreate = Collection
+CollectionReplace = CollectionEdit
 
 
 # -- the roster, endpoints, keys ----------------------------------------------------------------------
@@ -205,7 +149,7 @@ class DecisionModelCreate(Body):
 
 
 def _gateway_field(name: str, default: Any) -> Any:
-    # Any JSON value passes here: the gateway settings model (bench/gateway_config.py) checks it and
+    # Any JSON value passes here: the gateway settings model (nouns/gateway.py) checks it and
     # says the setting's range in its refusal, the same words the CLI prints. The schema shows it.
     low, high = gateway_config.bounds(name)
     schema: dict[str, Any] = {"type": "integer" if gateway_config.whole(name) else "number"}
@@ -226,14 +170,7 @@ GatewaySettingsBody: type[Body] = create_model(
 # -- verdicts, discover -------------------------------------------------------------------------------
 
 
-class VerdictBody(Body):
-    """The caller's judgement of one seat: the bench's only evidence."""
-
-    call: NonEmpty = Field(description="The call id of the seat judged, from a panel's bench.seats.")
-    useful: bool = Field(description="Whether the answer helped.")
-    note: str | None = Field(None, description="One line on why.")
-    real: list[str] | None = Field(None, description="The claims that held.")
-    false: list[str] | None = Field(None, description="The claims that were wrong.")
+VerdictBody = Verdict  # nouns/verdicts.py
 
 
 class DiscoverAdd(Body):

@@ -215,7 +215,7 @@ async def _stream(
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
     still running; the panel is still recorded (the task outlives this generator, and holds the
     request's body memory until it is done)."""
-    interval = float((await bench.state.snapshot()).gateway["ping_interval"])
+    interval = (await bench.state.snapshot()).gateway.ping_interval
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
         yield wire.ping

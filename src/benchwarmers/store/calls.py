@@ -12,18 +12,17 @@ from sqlalchemy import ColumnElement, Select, Text, and_, bindparam, cast, func,
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from benchwarmers.nouns.seats import ANSWERED as ANSWERED
+from benchwarmers.nouns.seats import NOT_CALLED as NOT_CALLED
+from benchwarmers.nouns.seats import SEATED_KINDS as SEATED_KINDS
+from benchwarmers.nouns.seats import SeatKind, SeatStatus
 from benchwarmers.store.bulk import insert_rows, update_rows
 from benchwarmers.store.records import ListedPanel, LoggedSeat, PanelRow, PublicVerdict, Replay, SeatRow
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 
-SEATED_KINDS = ("member", "nominee", "explorer", "standin")  # a stand-in is judged like any seat
-ANSWERED = ("ok", "empty")  # the model answered: the seat may be judged
-OWED = ("ok",)  # a verdict is owed only on a real answer: an empty one is not useful, nothing to read
-FAILED = "error"  # the call failed: no answer, so no verdict
-RETIRED = "retired"  # a member or nominee recorded in its seat but not asked: it kept failing
-# Recorded but never called: paced (no slot under a limit), cooling (after a 429), retired. Not seated,
-# judged, owed or counted as a failure: they say nothing of the model.
-NOT_CALLED = ("paced", "cooling", RETIRED)
+OWED = (SeatStatus.ok,)  # a verdict is owed only on a real answer: an empty one is not useful, nothing to read
+FAILED = SeatStatus.error  # the call failed: no answer, so no verdict
+RETIRED = SeatStatus.retired  # a member or nominee recorded in its seat but not asked: it kept failing
 RECLAIM_TRIES = 40  # a purge's log-emptying checkpoint is tried for up to ~2 s
 
 
@@ -213,7 +212,7 @@ def _panel_filter(
         unjudged = (
             select(seats.c.panel_id)
             .outerjoin(verdicts, and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True)))
-            .where(and_(seats.c.status.in_(OWED), verdicts.c.id.is_(None), seats.c.seat != "decision"))
+            .where(and_(seats.c.status.in_(OWED), verdicts.c.id.is_(None), seats.c.seat != SeatKind.decision))
         )
         query = query.where(panels.c.id.in_(unjudged))
     return query
@@ -313,8 +312,8 @@ async def list_panels(
     for panel in panel_rows:
         # The decision call is logged like a seat but is not one: it is shown apart and never owed.
         # When the first decision model failed the next was asked: the last one asked decided.
-        decision = next((s for s in reversed(by_panel[panel["id"]]) if s["seat"] == "decision"), None)
-        panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != "decision"]
+        decision = next((s for s in reversed(by_panel[panel["id"]]) if s["seat"] == SeatKind.decision), None)
+        panel_seats = [s for s in by_panel[panel["id"]] if s["seat"] != SeatKind.decision]
         judgeable = [s for s in panel_seats if s["status"] in OWED]
         result.append(
             {
@@ -457,7 +456,7 @@ async def _purge_batch(conn: AsyncConnection, cutoff: float, now: float) -> dict
 
 async def _forget_old_errors(conn: AsyncConnection, cutoff: float) -> None:
     """A model's last error unless it failed since the cutoff; the error an older "failing" alert quotes."""
-    failed_since = select(seats.c.alias).where(and_(seats.c.status == "error", seats.c.created_at >= cutoff))
+    failed_since = select(seats.c.alias).where(and_(seats.c.status == SeatStatus.error, seats.c.created_at >= cutoff))
     await conn.execute(
         models.update()
         .where(and_(models.c.last_error.is_not(None), models.c.alias.not_in(failed_since)))

@@ -15,13 +15,14 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, case, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.nouns.seats import SeatKind, SeatStatus
 from benchwarmers.store.calls import NOT_CALLED, OWED, SEATED_KINDS
 from benchwarmers.store.schema import panels, seats, verdicts
 
 _CURRENT = and_(verdicts.c.call == seats.c.call, verdicts.c.current.is_(True))
 # A seat awaiting a verdict (with the outer join on _CURRENT): it gave a real (non-empty) answer, and no
 # verdict is current.
-_OWED = and_(seats.c.status.in_(OWED), seats.c.seat != "decision", verdicts.c.id.is_(None))
+_OWED = and_(seats.c.status.in_(OWED), seats.c.seat != SeatKind.decision, verdicts.c.id.is_(None))
 
 
 def _count_if(condition: Any) -> Any:
@@ -67,8 +68,8 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             seats.c.alias,
             seats.c.shape,
             func.count().label("seats"),
-            _count_if(seats.c.status == "error").label("errors"),
-            _count_if(seats.c.status == "empty").label("empties"),
+            _count_if(seats.c.status == SeatStatus.error).label("errors"),
+            _count_if(seats.c.status == SeatStatus.empty).label("empties"),
             func.max(seats.c.created_at).label("last_seated"),
         )
         .where(seated)
@@ -80,7 +81,7 @@ async def standing_counts(conn: AsyncConnection, since: float | None = None) -> 
             seats.c.shape,
             func.count().label("verdicts"),
             _count_if(verdicts.c.useful.is_(True)).label("useful"),
-            _count_if(seats.c.status == "ok").label("judged_ok"),
+            _count_if(seats.c.status == SeatStatus.ok).label("judged_ok"),
             func.max(verdicts.c.created_at).label("last_judged"),
         )
         .select_from(verdicts)
@@ -120,7 +121,7 @@ async def seat_figures(conn: AsyncConnection, since: float | None = None) -> dic
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for row in await conn.execute(query):
         entry = found.setdefault((row.alias, row.shape), {"error_kinds": {}, "seconds": []})
-        if row.status == "error":
+        if row.status == SeatStatus.error:
             kind = row.error_kind or "error"
             entry["error_kinds"][kind] = entry["error_kinds"].get(kind, 0) + 1
         elif row.seconds is not None:

@@ -1,7 +1,7 @@
 """Settings kept in the database (editable from CLI and dashboard): rows of JSON by key.
 
 The gateway's numbers are one JSON object under `gateway`; what they may be, and their defaults,
-is bench/gateway_config.py (the store only keeps what it is given).
+is nouns/gateway.py (the store only keeps what it is given).
 """
 
 from __future__ import annotations

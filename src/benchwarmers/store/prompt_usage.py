@@ -8,6 +8,7 @@ from typing import Any
 from sqlalchemy import and_, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.store.calls import SEATED_KINDS
 from benchwarmers.store.schema import panels, seats
 
@@ -23,7 +24,7 @@ async def recent_prompt_usage(conn: AsyncConnection, limit: int = RECENT) -> lis
         .where(
             and_(
                 panels.c.prompt_chars.is_not(None),
-                seats.c.status == "ok",
+                seats.c.status == SeatStatus.ok,
                 seats.c.seat.in_(SEATED_KINDS),
                 seats.c.usage.is_not(None),
             )

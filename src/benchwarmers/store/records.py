@@ -12,14 +12,16 @@ from typing import Any, NotRequired, TypedDict
 
 
 class CollectionFields(TypedDict):
-    """A collection as the user sets it, validated: what is written, logged and exported."""
+    """A collection as the user sets it, validated: what is written, logged and exported. It is
+    `nouns.collections.Collection.model_dump()` (the model holds every field's rule), typed for the
+    readers that index it."""
 
     name: str
     description: str
     tags: list[str]
     members: list[str]
     shape: str | None  # None: decided per request
-    reply: str  # all | merged
+    reply: str  # all | merged | pick
     merger: str | None
     max_explorers: int | None  # None: the gateway's limit
     max_calls: int | None
@@ -72,11 +74,11 @@ class SeatRow(TypedDict):
     call: str
     panel_id: str
     position: int
-    seat: str  # member | nominee | explorer | standin | merger | decision
+    seat: str  # nouns.seats.SeatKind: member | nominee | explorer | standin | merger | decision
     alias: str
     endpoint: str
     shape: str
-    status: str  # ok | empty | error | paced | cooling | retired
+    status: str  # nouns.seats.SeatStatus: ok | empty | error | paced | cooling | retired
     seconds: float
     answer: str
     error: str

@@ -1,5 +1,5 @@
-"""Collections as the user manages them: create, edit, replace, remove, import. The rules a
-collection must follow are in `collection_rules`; every change is logged."""
+"""Collections as the user manages them: create, edit, replace, remove, import. What a collection is:
+nouns/collections.py; the rules that need the config: `collection_rules`. Every change is logged."""
 
 from __future__ import annotations
 
@@ -10,20 +10,22 @@ from benchwarmers.bench.admin.collection_rules import priced_warnings, tag_warni
 from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, NotFound
+from benchwarmers.nouns.collections import Collection
 from benchwarmers.store import collection_rows
 from benchwarmers.store.changes import record_change
-from benchwarmers.store.records import Collection, CollectionFields
+from benchwarmers.store.records import Collection as StoredCollection
+from benchwarmers.store.records import CollectionFields
 
 
 class Collections:
     def __init__(self, state: BenchState) -> None:
         self.state = state
 
-    async def list_collections(self) -> list[Collection]:
+    async def list_collections(self) -> list[StoredCollection]:
         async with self.state.read() as conn:
             return await collection_rows.list_collections(conn)
 
-    async def collection(self, name: str) -> Collection:
+    async def collection(self, name: str) -> StoredCollection:
         """One collection, named NAME or bench/NAME (as everywhere a collection is taken)."""
         name = collection_name(name)
         async with self.state.read() as conn:
@@ -41,11 +43,13 @@ class Collections:
             collection, {alias: model.tags for alias, model in models.items()}
         )
 
-    async def _validate(self, data: Mapping[str, Any]) -> CollectionFields:
+    async def _validate(self, data: Mapping[str, Any] | Collection) -> CollectionFields:
         snapshot = await self.state.snapshot()
         return validate_collection(data, snapshot.models, snapshot.shapes)
 
-    async def add_collection(self, data: Mapping[str, Any], *, actor: str | None = None) -> CollectionFields:
+    async def add_collection(
+        self, data: Mapping[str, Any] | Collection, *, actor: str | None = None
+    ) -> CollectionFields:
         clean = await self._validate(data)
         async with self.state.write() as conn:
             if await collection_rows.get_collection(conn, clean["name"]):

@@ -1,6 +1,6 @@
 """Gateway settings: the numbers that tune every panel (timeouts, seat counts, replay window ...).
 
-What each may be is the model in bench/gateway_config.py; this service checks a change against
+What each may be is the model in nouns/gateway.py; this service checks a change against
 it, stores the whole object and logs the change.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.bench.state import BenchState
+from benchwarmers.nouns.gateway import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
 

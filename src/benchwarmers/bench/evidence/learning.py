@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.evidence.retirement import retire
 from benchwarmers.bench.panels.parse import request_text
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.upstream.failures import FailureKind, caused_by_request, context_limit_in
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
 
 DEFAULT_COOLDOWN = 60.0
 MAX_COOLDOWN = 24 * 3600.0
-FAILING_AFTER = 5  # failed seats in a row that retire a model (with a "failing" alert)
 
 # The largest prompt a model has answered, in the prompt tokens its provider reported (the bench's
 # estimate only when it reported none).
@@ -98,7 +98,7 @@ def answered_tokens(usage: Mapping[str, Any] | None, estimate: int) -> int:
 
 def _failed(outcome: SeatOutcome) -> bool:
     # A seat cancelled because the client left says nothing about the model.
-    return outcome.failure is not None or outcome.status == "empty"
+    return outcome.failure is not None or outcome.status == SeatStatus.empty
 
 
 async def _learn_limits(conn: AsyncConnection, model: ModelView, headers: Mapping[str, str]) -> None:
@@ -156,14 +156,14 @@ async def learn_from_seats(
 ) -> None:
     """Apply what this panel's seats taught: rate limits, cooldowns, lower windows, failure streaks,
     and the largest prompt each model has answered (the floor under any window learned later)."""
-    failing_after = int(snapshot.gateway.get("failing_after", FAILING_AFTER))
+    failing_after = snapshot.gateway.failing_after
     answered: list[int] = []
     for outcome in outcomes:
         model = snapshot.models.get(outcome.alias)
         if model is None:
             continue
         await _learn_limits(conn, model, outcome.headers)
-        if outcome.status == "ok":
+        if outcome.status == SeatStatus.ok:
             answered.append(model.pk)
             size = answered_tokens(outcome.usage, estimate)
             if history is not None and size > history.answered.get(model.alias, 0):

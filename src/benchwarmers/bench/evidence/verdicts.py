@@ -2,7 +2,7 @@
 
 A verdict replaces the caller's earlier one on the same call (the old one stays in the history);
 posting the same verdict twice records nothing. Verdicts on a merge say nothing of the merger as a
-seat, so they do not move the seat history's counts.
+seat, so they do not move the seat history's counts. What a verdict is: nouns/verdicts.py.
 """
 
 from __future__ import annotations
@@ -12,17 +12,16 @@ from typing import Any
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
+from benchwarmers.nouns.verdicts import FIELDS, Verdict
 from benchwarmers.store import calls
-
-FIELDS = ("call", "useful", "note", "real", "false")
 
 
 class Verdicts:
     def __init__(self, state: BenchState) -> None:
         self.state = state
 
-    async def record(self, data: Any, caller: Caller) -> dict[str, Any]:
-        clean = parse_verdict(data)
+    async def record(self, data: Verdict | Any, caller: Caller) -> dict[str, Any]:
+        clean = (data if isinstance(data, Verdict) else Verdict.parse(data)).model_dump()
         async with self.state.write() as conn:
             seat = await calls.get_seat(conn, clean["call"])
             if seat is None:
@@ -57,27 +56,3 @@ class Verdicts:
             replaced = bool(current["useful"]) if current is not None else None
             self.state.history.judged(seat["alias"], seat["shape"], clean["useful"], replaced)
         return {"call": clean["call"], "recorded": True, "replaced": current is not None}
-
-
-def parse_verdict(data: Any) -> dict[str, Any]:
-    if not isinstance(data, dict):
-        raise InvalidRequest('a verdict is a JSON object: {"call", "useful", "note", "real": [], "false": []}')
-    call = data.get("call")
-    if not isinstance(call, str) or not call:
-        raise InvalidRequest("verdict needs call: the call id of the seat you judge", param="call")
-    useful = data.get("useful")
-    if not isinstance(useful, bool):
-        raise InvalidRequest("verdict needs useful: true or false", param="useful")
-    note = data.get("note") or ""
-    if not isinstance(note, str):
-        raise InvalidRequest("note must be a string", param="note")
-    claims = {}
-    for name in ("real", "false"):
-        value = data.get(name) or []
-        if not isinstance(value, list) or not all(isinstance(c, str) for c in value):
-            raise InvalidRequest(f"{name} must be a list of claims (strings)", param=name)
-        claims[name] = value
-    unknown = set(data) - set(FIELDS)
-    if unknown:
-        raise InvalidRequest(f"unknown verdict field(s): {', '.join(sorted(unknown))}")
-    return {"call": call, "useful": useful, "note": note, **claims}

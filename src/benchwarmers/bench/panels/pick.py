@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.errors import InvalidRequest
+from benchwarmers.nouns.seats import SEATED_KINDS, SeatStatus
 
 # jsonschema is imported only for a request that carries a schema: a CLI command opening the bench
 # (whose services reach this module) would otherwise spend a tenth of a second loading it.
@@ -149,7 +150,7 @@ def _text_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
 
 def answer_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
     """Why a seat's answer would not do as the reply to this request; None when it does."""
-    if outcome.status != "ok":
+    if outcome.status != SeatStatus.ok:
         return f"it did not answer ({outcome.status})"
     if outcome.tool_calls:
         return _tool_problem(outcome, body)
@@ -159,7 +160,7 @@ def answer_problem(outcome: SeatOutcome, body: Mapping[str, Any]) -> str | None:
 def pick_seat(order: Sequence[tuple[str, str]], outcomes: Sequence[SeatOutcome], body: Mapping[str, Any]) -> Picked:
     """The first seat in `order` ((alias, rule) as the merger ranks them), then the other seats as
     listed, whose answer is valid for the request; else the first that answered, with a note."""
-    seated = [o for o in outcomes if o.seat in ("member", "nominee", "explorer", "standin")]
+    seated = [o for o in outcomes if o.seat in SEATED_KINDS]
     by_alias = {o.alias: o for o in reversed(seated)}
     ranked: list[tuple[SeatOutcome, str]] = [(by_alias[a], rule) for a, rule in order if a in by_alias]
     ranked += [(o, "the first seat that answered validly") for o in seated]
@@ -171,10 +172,10 @@ def pick_seat(order: Sequence[tuple[str, str]], outcomes: Sequence[SeatOutcome],
         if problem is None:
             return Picked(outcome, rule)
         problems[outcome.call] = problem
-    answered = next((o for o in seated if o.status == "ok"), None)
+    answered = next((o for o in seated if o.status == SeatStatus.ok), None)
     if answered is None:
         return Picked(None, "", "no seat answered, so there was no message to pick: here is every seat")
-    invalid = [f"{o.alias}: {problems[o.call]}" for o in seated if o.status == "ok"]
+    invalid = [f"{o.alias}: {problems[o.call]}" for o in seated if o.status == SeatStatus.ok]
     return Picked(
         answered,
         "the first seat that answered",

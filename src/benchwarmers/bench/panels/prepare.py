@@ -20,6 +20,7 @@ from benchwarmers.bench.panels.pick import check_request
 from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagRules, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
+from benchwarmers.nouns.gateway import GatewaySettings
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody
@@ -274,12 +275,12 @@ def fixed_shape(draft: Draft) -> tuple[str, str] | None:
     return None
 
 
-def seat_limits(collection: CollectionFields, gateway: dict[str, Any]) -> tuple[int, int]:
+def seat_limits(collection: CollectionFields, gateway: GatewaySettings) -> tuple[int, int]:
     max_explorers = collection.get("max_explorers")
     max_calls = collection.get("max_calls")
     return (
-        gateway["max_explorers"] if max_explorers is None else max_explorers,
-        gateway["max_calls"] if max_calls is None else max_calls,
+        gateway.max_explorers if max_explorers is None else max_explorers,
+        gateway.max_calls if max_calls is None else max_calls,
     )
 
 
@@ -317,8 +318,7 @@ def seat_panel(
             members.append(_candidate(model, shape, snapshot, history, size))
     nominees = [_candidate(snapshot.models[alias], shape, snapshot, history, size) for alias in draft.options.nominees]
     estimate = draft.estimate
-    limits = snapshot.gateway
-    max_explorers, max_calls = seat_limits(collection, limits)
+    max_explorers, max_calls = seat_limits(collection, snapshot.gateway)
     pool = [_candidate(m, shape, snapshot, history, size) for m in snapshot.models.values()]
     plan = plan_seats(
         members,
@@ -330,8 +330,8 @@ def seat_panel(
         max_calls=max_calls,
         now=now,
         rng=rng,
-        epsilon=float(limits.get("epsilon", 0.0)),
-        floor=float(limits.get("explorer_floor", 1.0)),
+        epsilon=snapshot.gateway.epsilon,
+        floor=snapshot.gateway.explorer_floor,
         rules=TagRules(
             frozenset(collection.get("require_tags") or ()), frozenset(collection.get("exclude_tags") or ())
         ),

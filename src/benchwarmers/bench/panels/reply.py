@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import orjson
 
+from benchwarmers.nouns.seats import ANSWERED
 from benchwarmers.store.records import SkippedSeat
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class ChatCompletion(TypedDict):
 
 def truncated(outcome: SeatOutcome) -> str | None:
     """`length` when the answer stopped at its token limit (`max_tokens`, or the answer cap), else None."""
-    return "length" if outcome.status in ("ok", "empty") and outcome.finish_reason == "length" else None
+    return "length" if outcome.status in ANSWERED and outcome.finish_reason == "length" else None
 
 
 LENGTH_NOTE = "cut by max_tokens (finish_reason: length): the model had more to write"

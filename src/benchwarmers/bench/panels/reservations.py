@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from benchwarmers.nouns.gateway import GatewaySettings
 from benchwarmers.store import calls
 
 if TYPE_CHECKING:
@@ -26,10 +26,10 @@ FIRST_DELAY = 0.25  # seconds before the first try again of a drop that failed
 MOST_DELAY = 5.0  # the backoff's ceiling while the database stays away
 
 
-def panel_bound(gateway: Mapping[str, Any]) -> float:
+def panel_bound(gateway: GatewaySettings) -> float:
     """The longest a panel runs from its reservation to its record: the decision model, the seats,
     a merger, then recording. A reservation older than this is one whose panel will never be recorded."""
-    return float(gateway["decision_timeout"]) + 2 * float(gateway["seat_timeout"]) + 30
+    return gateway.decision_timeout + 2 * gateway.seat_timeout + 30
 
 
 class Reservations:

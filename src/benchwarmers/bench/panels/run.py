@@ -156,7 +156,7 @@ async def call_model(
             not_called(outcome, "paced", pace.frees_at, f"paced: {pace.why}")
             outcome.seconds = round(time.perf_counter() - started, 3)
             return outcome
-        cap = snapshot.gateway["answer_cap_kb"] * 1024
+        cap = snapshot.gateway.answer_cap_kb * 1024
         timeout = max(0.0, seat_timeout - pace.waited)
         result = await clients.chat(endpoint, body, timeout, cap, model.concurrency, model.output_cap)
     except UpstreamFailure as failure:

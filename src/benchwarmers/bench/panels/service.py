@@ -54,6 +54,7 @@ from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
+from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.redaction import scrub_text
 from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow, SkippedSeat
@@ -125,7 +126,7 @@ class Panels:
         if not replayable:
             return ClientGone()
         snapshot = panel.snapshot or await self.state.snapshot()  # the config it was seated with
-        return ClientGone(linger=float(snapshot.gateway["replay_window"]))
+        return ClientGone(linger=snapshot.gateway.replay_window)
 
     async def prepare(
         self,
@@ -229,7 +230,7 @@ class Panels:
                 return None  # the first attempt failed: a retry is a new attempt, not its failure again
         snapshot = await self.state.snapshot()
         now = time.time()
-        since = now - snapshot.gateway["replay_window"]
+        since = now - snapshot.gateway.replay_window
         longest = panel_bound(snapshot.gateway)
         async with self.state.read() as conn:
             found = await calls.find_replay(
@@ -302,8 +303,8 @@ class Panels:
         # The config the panel was seated with (a look for a newer one costs a stat call and more).
         snapshot = panel.snapshot or await self.state.snapshot()
         started = time.perf_counter()
-        timeout = float(snapshot.gateway["seat_timeout"])
-        self.state.clients.configure(int(snapshot.gateway["endpoint_concurrency"]))
+        timeout = snapshot.gateway.seat_timeout
+        self.state.clients.configure(snapshot.gateway.endpoint_concurrency)
         outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
         # Before anything reads them: the merger must not be sent one provider's key echoed by another.
@@ -351,11 +352,11 @@ class Panels:
         answers = [
             (o.alias, o.answer if o.truncated_at is None else f"{o.answer}\n\n[{cut_note(o.truncated_at)}]")
             for o in outcomes
-            if o.status == "ok"
+            if o.status == SeatStatus.ok
         ]
         if not answers:
             return Merged(note="no seat answered, so there was nothing to merge")
-        seated = [o.alias for o in outcomes if o.status == "ok" and o.seat in calls.SEATED_KINDS]
+        seated = [o.alias for o in outcomes if o.status == SeatStatus.ok and o.seat in calls.SEATED_KINDS]
         candidates = merger_candidates(
             panel.collection,
             panel.shape,
@@ -387,9 +388,9 @@ class Panels:
         merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
         if outcome.status in calls.NOT_CALLED:
             merged.note = f"the merger {plan.alias} was not called ({outcome.error}), so here is every answer"
-        elif outcome.status == "error":
+        elif outcome.status == SeatStatus.error:
             merged.note = f"the merger {plan.alias} failed ({outcome.error}), so here is every answer"
-        elif outcome.status == "empty":
+        elif outcome.status == SeatStatus.empty:
             merged.note = f"the merger {plan.alias} gave an empty answer, so here is every answer"
         return merged
 

@@ -145,7 +145,7 @@ class ShapeDecider:
         if explorers_to_fill(draft, snapshot) == 0:
             return Decision("general", "default (no explorer seats to fill)")
         summary = request_text(draft.body.get("messages") or [])[:STATE_LIMIT]
-        timeout = float(snapshot.gateway["decision_timeout"])
+        timeout = snapshot.gateway.decision_timeout
         deadline = time.monotonic() + timeout
         outcomes: list[SeatOutcome] = []
         failed: list[str] = []
@@ -239,7 +239,7 @@ async def ask_decision_model(
         data = await clients.pool.request_json(view.ref, "POST", url, json=payload)
         shape, confidence = parse_choice_answer(data, snapshot.shapes)
         return shape, confidence, orjson.dumps(data).decode()
-    result = await clients.chat(view, body, float(snapshot.gateway["decision_timeout"]))
+    result = await clients.chat(view, body, snapshot.gateway.decision_timeout)
     await pacer.settle(slot, used_tokens(result.usage))
     await pacer.align(model.alias, result.headers, model.limits)
     shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)

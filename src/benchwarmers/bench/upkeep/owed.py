@@ -44,7 +44,7 @@ async def check_owed(state: BenchState, now: float | None = None) -> str | None:
         owed = await counts.owed_count(conn)
         oldest = await counts.oldest_owed(conn) if owed else None
         unresolved = await alert_rows.unresolved_alerts(conn, KIND, SUBJECT)
-    reasons = owed_reasons(owed, oldest, now, gateway["owed_after"], gateway["owed_days"])
+    reasons = owed_reasons(owed, oldest, now, gateway.owed_after, gateway.owed_days)
     if reasons and not unresolved:
         said = "; ".join(reasons)
         message = (

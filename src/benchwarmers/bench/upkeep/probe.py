@@ -81,8 +81,8 @@ async def probe_due(state: BenchState, now: float | None = None) -> list[Probed]
         due = [row for row in await roster.due_probes(conn, now) if row["alias"] in snapshot.models]
     if not due:
         return []
-    state.upstream.configure(int(snapshot.gateway["endpoint_concurrency"]))
-    timeout = float(snapshot.gateway["seat_timeout"])
+    state.upstream.configure(snapshot.gateway.endpoint_concurrency)
+    timeout = snapshot.gateway.seat_timeout
     outcomes = await asyncio.gather(*(_ask(state, snapshot, row["alias"], timeout) for row in due))
     probed: list[Probed] = []
     async with state.write() as conn:

@@ -59,7 +59,7 @@ async def purge(
 
 async def apply_retention(state: BenchState) -> dict[str, int] | None:
     """Purge what is older than `retention_days`; None when the setting keeps everything."""
-    days = (await state.snapshot()).gateway["retention_days"]
+    days = (await state.snapshot()).gateway.retention_days
     if not days:
         return None
     now = time.time()

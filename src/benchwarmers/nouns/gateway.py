@@ -1,20 +1,20 @@
 """The gateway settings as one typed model: each setting's type, default, allowed range and meaning.
 
 Everything that checks or shows a setting reads it from here: the admin service (what may be
-stored), the snapshot (what was stored, read back), `benchwarmers gateway`, the dashboard's
-Settings form, and the table in docs/GATEWAY.md (tests/test_gateway_settings_doc.py compares it),
+stored), the snapshot (what was stored, read back and carried as this model), `benchwarmers gateway`,
+the dashboard's Settings form, and the table in docs/GATEWAY.md (tests/test_gateway_settings_doc.py compares it),
 so descriptions are plain text. The store keeps only the JSON object; the ranges say what the
 gateway can honestly run with.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping
 from functools import cache
 from typing import Any, cast
 
-import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchwarmers.errors import InvalidRequest
@@ -182,7 +182,7 @@ def refusal(name: str, value: Any) -> str:
 def _shown(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return number(value)
-    return orjson.dumps(value, default=str).decode()[:60]
+    return json.dumps(value, default=str, ensure_ascii=False, separators=(",", ":"))[:60]
 
 
 def check(values: Mapping[str, Any]) -> None:
