@@ -19,31 +19,51 @@ from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.bench.upkeep.watch import Watch
-from benchwarmers.server import (
-    api_admin,
-    api_evidence,
-    api_keys,
-    api_notify,
-    api_panels,
-    api_suite,
-    api_trends,
-    bench_routes,
-    body_memory,
-    errors,
-    login,
-    messages_api,
-    metrics_route,
-    openapi,
-    pages,
-    readiness,
-    responses_api,
-    suite_page,
-    v1_routes,
-)
+from benchwarmers.server import body_memory, errors, openapi, readiness, suite_page
 from benchwarmers.server.auth import Access
 from benchwarmers.server.cors import CorsMiddleware
 from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.routes import (
+    bench as bench_routes,
+)
+from benchwarmers.server.routes import (
+    chat as v1_routes,
+)
+from benchwarmers.server.routes import (
+    collections as api_admin,
+)
+from benchwarmers.server.routes import (
+    evidence as api_evidence,
+)
+from benchwarmers.server.routes import (
+    keys as api_keys,
+)
+from benchwarmers.server.routes import (
+    login,
+    pages,
+)
+from benchwarmers.server.routes import (
+    messages as messages_api,
+)
+from benchwarmers.server.routes import (
+    metrics as metrics_route,
+)
+from benchwarmers.server.routes import (
+    notify as api_notify,
+)
+from benchwarmers.server.routes import (
+    panels as api_panels,
+)
+from benchwarmers.server.routes import (
+    responses as responses_api,
+)
+from benchwarmers.server.routes import (
+    suite as api_suite,
+)
+from benchwarmers.server.routes import (
+    trends as api_trends,
+)
 from benchwarmers.server.startup import Startup
 from benchwarmers.settings import Settings
 

@@ -131,13 +131,13 @@ def install(app: FastAPI) -> None:
 
 
 def _wants_page(request: Request) -> bool:
-    from benchwarmers.server import pages  # the pages import the routers, which import this module
+    from benchwarmers.server.routes import pages  # the pages import the routers, which import this module
 
     return pages.wants_page(request)
 
 
 def _error_page(request: Request, status: int, message: str) -> Response:
-    from benchwarmers.server import pages
+    from benchwarmers.server.routes import pages
 
     return pages.error_page(request, status, message)
 

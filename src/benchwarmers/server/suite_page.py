@@ -16,8 +16,8 @@ from starlette.responses import Response
 from benchwarmers.dashboard import suite_views
 from benchwarmers.errors import NotFound
 from benchwarmers.server.deps import BenchDep, pages_router
-from benchwarmers.server.pages import render
 from benchwarmers.server.params import Blank
+from benchwarmers.server.routes.pages import render
 from benchwarmers.server.schemas import error_responses
 
 router = pages_router()

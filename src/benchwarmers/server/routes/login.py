@@ -52,7 +52,7 @@ def safe_next(value: str | None) -> str:
 
 def page(request: Request, next_path: str, message: str = "", status: int = 200) -> Response:
     """The login form, in the dashboard's theme (its stylesheets only: no script runs on it)."""
-    from benchwarmers.server.pages import plain_page  # the pages import the routers this app holds
+    from benchwarmers.server.routes.pages import plain_page  # the pages import the routers this app holds
 
     token_file = access(request).settings.admin_token is None
     return plain_page(

@@ -39,9 +39,9 @@ from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.notify import apprise_send
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
-from benchwarmers.server.api_admin import collection_views
 from benchwarmers.server.deps import BenchDep, pages_router
 from benchwarmers.server.params import Blank, Days, Flag, MinWindow, TrendDays, flag
+from benchwarmers.server.routes.collections import collection_views
 
 router = pages_router()
 

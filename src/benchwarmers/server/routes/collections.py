@@ -26,6 +26,7 @@ from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
 from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
+from benchwarmers.server.routes.chat import together
 from benchwarmers.server.schemas import (
     Body,
     CollectionCreate,
@@ -39,7 +40,6 @@ from benchwarmers.server.schemas import (
     ShapeBody,
     error_responses,
 )
-from benchwarmers.server.v1_routes import together
 
 router = admin_router()
 
