@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.requests import Request
-from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.notify.drain import NotifyJob
@@ -19,51 +17,11 @@ from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.bench.upkeep.watch import Watch
-from benchwarmers.server import body_memory, errors, openapi, readiness, suite_page
+from benchwarmers.server import body_memory, errors, openapi, rendering
 from benchwarmers.server.auth import Access
 from benchwarmers.server.cors import CorsMiddleware
-from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
-from benchwarmers.server.responses import json_response
-from benchwarmers.server.routes import (
-    bench as bench_routes,
-)
-from benchwarmers.server.routes import (
-    chat as v1_routes,
-)
-from benchwarmers.server.routes import (
-    collections as api_admin,
-)
-from benchwarmers.server.routes import (
-    evidence as api_evidence,
-)
-from benchwarmers.server.routes import (
-    keys as api_keys,
-)
-from benchwarmers.server.routes import (
-    login,
-    pages,
-)
-from benchwarmers.server.routes import (
-    messages as messages_api,
-)
-from benchwarmers.server.routes import (
-    metrics as metrics_route,
-)
-from benchwarmers.server.routes import (
-    notify as api_notify,
-)
-from benchwarmers.server.routes import (
-    panels as api_panels,
-)
-from benchwarmers.server.routes import (
-    responses as responses_api,
-)
-from benchwarmers.server.routes import (
-    suite as api_suite,
-)
-from benchwarmers.server.routes import (
-    trends as api_trends,
-)
+from benchwarmers.server.middleware import RequestIdMiddleware, RequestMetricsMiddleware, UnreadBodyMiddleware
+from benchwarmers.server.routes import ROUTERS
 from benchwarmers.server.startup import Startup
 from benchwarmers.settings import Settings
 
@@ -136,38 +94,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
     app.add_middleware(UnreadBodyMiddleware)  # outermost: every early refusal reaches clients that write first
-    app.add_middleware(metrics_route.RequestMetricsMiddleware)  # counts every answer, refusals too
+    app.add_middleware(RequestMetricsMiddleware)  # counts every answer, refusals too
 
-    @app.get("/healthz")
-    async def healthz() -> Response:
-        return json_response({"status": "ok", "version": __version__})
-
-    @app.get("/readyz", responses={503: {"description": "Not ready: the reasons (database, Redis, disk)."}})
-    async def readyz(request: Request) -> Response:
-        startup: Startup = request.app.state.startup
-        found = await readiness.reasons(startup)
-        if found:
-            database = "unreachable" if any(r.startswith("database:") for r in found) else "ok"
-            return json_response({"status": "not ready", "database": database, "reasons": found}, status=503)
-        return json_response({"status": "ready", "database": "ok"})
-
-    # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
-    # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
-    app.include_router(v1_routes.router)
-    app.include_router(responses_api.router)
-    app.include_router(messages_api.router)
-    app.include_router(bench_routes.router)
-    app.include_router(api_evidence.router)
-    app.include_router(api_keys.router)
-    app.include_router(api_notify.router)
-    app.include_router(login.router)
-    app.include_router(api_admin.router)
-    app.include_router(api_panels.router)
-    app.include_router(api_suite.router)
-    app.include_router(api_trends.router)
-    app.include_router(suite_page.router)
-    app.include_router(metrics_route.router)
-    pages.install(app)  # the dashboard's pages and /static
+    for router in ROUTERS:
+        app.include_router(router)
+    rendering.mount_static(app)  # after every route: the dashboard's /static
     return app
 
 

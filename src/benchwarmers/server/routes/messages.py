@@ -22,8 +22,8 @@ from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
+from benchwarmers.server.panel_http import Wire, serve_panel
 from benchwarmers.server.responses import json_response
-from benchwarmers.server.routes.chat import Wire, serve_panel
 from benchwarmers.server.schemas import error_responses
 
 router = gateway_router()

@@ -1,31 +1,21 @@
-"""The dashboard's HTML pages and its static files.
+"""The dashboard's HTML pages, all behind the router's `admin_for` (the login whenever gateway keys are
+required), rendered by server/rendering.py.
 
-Pages are rendered by Jinja2 with autoescape on, from the same core the API uses, all behind
-the router's `admin_for` (the login whenever gateway keys are required). Every page carries a
-Content-Security-Policy that allows scripts and styles from this server only: no inline script or style runs, so text a
-model wrote can never become code on a page. Their scripts (`dashboard/static/js`) render the
-Gateway card and the forms with DOM text nodes, never HTML strings.
-
-Static files are served under `/static/<digest of the files>/...`, cached for a year: a changed
-file changes the digest, and the digest is in the path rather than a query string so the
-scripts' relative `import`s carry it too.
+The Suite page: the runs and a run's per-model table are rendered here; a task opened (`?task=`) is drawn
+by the page's script from `/api/suite/runs/{run}` (the seats' answers, as safe markdown) and
+`/api/suite/tasks/{task}` (the code shown, with its real line numbers and the key's lines marked).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from functools import lru_cache
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Query, Request
-from jinja2 import Environment, FileSystemLoader
+from fastapi import Query, Request
 from pydantic import Field
 from starlette.responses import Response
-from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
-from benchwarmers import __version__
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.admin.changes import list_changes
@@ -38,121 +28,20 @@ from benchwarmers.bench.evidence.advice import advice
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.notify import apprise_send
 from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
+from benchwarmers.dashboard import change_views, suite_views, views
+from benchwarmers.errors import NotFound
+from benchwarmers.server.collection_views import collection_views
 from benchwarmers.server.deps import BenchDep, pages_router
 from benchwarmers.server.params import Blank, Days, Flag, MinWindow, TrendDays, flag
-from benchwarmers.server.routes.collections import collection_views
+from benchwarmers.server.rendering import render
+from benchwarmers.server.schemas import error_responses
 
 router = pages_router()
 
-THEME_COOKIE = "bw_theme"
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; object-src 'none'; "
-    "base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
-)
-PAGE_HEADERS = {
-    "content-security-policy": CSP,
-    "x-frame-options": "DENY",
-    "x-content-type-options": "nosniff",
-    "referrer-policy": "same-origin",
-    "cache-control": "no-store",
-}
 DISCOVER_PAGE = 50
 CHANGES_SHOWN = 100
 LEADERBOARD_DAYS = (7, 30, 90)
-NAV = (("/", "Collections"), ("/playground", "Playground"), ("/models", "Models"), ("/leaderboard", "Leaderboard"),
-       ("/trends", "Trends"), ("/suite", "Suite"), ("/discover", "Discover"), ("/settings", "Settings"))  # fmt: skip
 TREND_DAYS = (1, 2, 7, 30, 90, 365)
-# A request for a page (not the API, the gateway or a file): its errors are answered as a page too.
-NOT_PAGES = ("/api/", "/v1/", "/bench/", "/static/", "/mcp", "/healthz", "/readyz", "/openapi", "/metrics")
-
-
-class Assets(StaticFiles):
-    """The package's static files, cached for a year (their URL changes when they do)."""
-
-    def file_response(self, *args: Any, **kwargs: Any) -> Response:
-        response = super().file_response(*args, **kwargs)
-        response.headers["cache-control"] = "public, max-age=31536000, immutable"
-        response.headers["x-content-type-options"] = "nosniff"
-        return response
-
-
-def install(app: FastAPI) -> None:
-    """The pages and `/static/<digest>/...` on `app`."""
-    app.include_router(router)
-    app.router.routes.append(Mount("/static/{version}", app=Assets(directory=STATIC), name="static"))
-
-
-def asset(path: str) -> str:
-    return f"/static/{asset_version()}/{path}"
-
-
-@lru_cache(maxsize=1)
-def environment() -> Environment:
-    env = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(asset=asset, version=__version__, nav=NAV, themes=THEMES)
-    env.filters.update(when=views.when, iso=views.iso, tokens=views.tokens, yes_no=views.yes_no, percent=views.percent)
-    env.filters.update(usd=bench_cost.usd, count="{:,}".format, utc=change_views.utc)
-    env.globals.update(price_text=views.price_text, per_million=bench_cost.per_million, seconds=views.seconds)
-    return env
-
-
-def theme_of(request: Request) -> str | None:
-    """The theme the user picked, or None: then the page follows the system's light or dark preference."""
-    chosen = request.cookies.get(THEME_COOKIE)
-    return chosen if chosen in THEMES else None
-
-
-async def render(request: Request, template: str, page: str, **context: Any) -> Response:
-    bench = request.app.state.bench
-    settings = bench.settings
-    body = (
-        environment()
-        .get_template(template)
-        .render(
-            page=page,
-            path=request.url.path,
-            theme=theme_of(request),
-            # Without keys the gateway's own verdict route takes the dashboard's verdicts (caller `local`).
-            verdict_url="/api/verdicts" if settings.keys_required else "/bench/verdict",
-            keys_required=settings.keys_required,
-            logged_in=settings.keys_required,  # the dashboard's token is needed then: a session to end
-            open_alerts=len(await bench_alerts.list_alerts(bench.state, include_acknowledged=False)),
-            **context,
-        )
-    )
-    return Response(body, media_type="text/html; charset=utf-8", headers=PAGE_HEADERS)
-
-
-def wants_page(request: Request) -> bool:
-    """A browser asking for a page: its errors are answered as a themed page, not JSON."""
-    return (
-        request.method == "GET"
-        and "text/html" in request.headers.get("accept", "")
-        and not request.url.path.startswith(NOT_PAGES)
-    )
-
-
-def plain_page(request: Request, title: str, status: int = 200, headers: dict[str, str] | None = None,
-               **context: Any) -> Response:  # fmt: skip
-    """A page without the navigation (the login, an error), in the user's theme."""
-    body = (
-        environment()
-        .get_template("plain.html")
-        .render(title=title, theme=theme_of(request), path=request.url.path, **context)
-    )
-    return Response(
-        body, status_code=status, media_type="text/html; charset=utf-8", headers={**PAGE_HEADERS, **(headers or {})}
-    )
-
-
-def error_page(request: Request, status: int, message: str) -> Response:
-    heading = {400: "That address is not quite right", 401: "Log in first", 403: "Not allowed",
-               404: "Nothing here"}.get(status, "Something went wrong")  # fmt: skip
-    return plain_page(request, f"{status}", status=status, heading=heading, message=message, error=True)
-
-
-# -- pages ------------------------------------------------------------------------------------------
 
 
 def public_base(request: Request) -> str:
@@ -328,4 +217,42 @@ async def settings_page(
         kinds=KINDS,
         collections=sorted(snapshot.collections),
         roster=sorted(snapshot.models),
+    )
+
+
+# The bounds sit on the string, not the Query: an empty value (Blank) is None, which has no length.
+RunShown = Annotated[
+    Annotated[str, Field(max_length=40)] | None, Blank, Query(description="The run shown; the newest when left out.")
+]
+TaskOpened = Annotated[
+    Annotated[str, Field(max_length=80)] | None, Blank, Query(description="Open this task's seats beside its code.")
+]
+
+
+@router.get("/suite", responses=error_responses(404))
+async def suite_page(
+    request: Request,
+    bench: BenchDep,
+    run: RunShown = None,
+    task: TaskOpened = None,
+) -> Response:
+    runs = await bench.suite.list()
+    report: dict[str, Any] | None = None
+    if run or runs:
+        report = await bench.suite.report(run)
+    opened = None
+    if task and report is not None:
+        opened = next((t for t in report["tasks"] if t["task"] == task), None)
+        if opened is None:
+            raise NotFound(f"run {report['run']} has no results for task {task!r}; pick one of its tasks")
+    return await render(
+        request,
+        "suite.html",
+        "suite",
+        runs=runs,
+        report=report,
+        opened=opened,
+        task_line=suite_views.task_line,
+        run_state=suite_views.run_state,
+        span=suite_views.span,
     )

@@ -18,7 +18,7 @@ from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.panels.responses import chat_request, echoed, response_events, response_object
 from benchwarmers.server.body import read_panel_request
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
-from benchwarmers.server.routes.chat import Wire, serve_panel
+from benchwarmers.server.panel_http import Wire, serve_panel
 from benchwarmers.server.schemas import error_responses
 
 router = gateway_router()
