@@ -83,7 +83,7 @@ def create_app(settings: Settings) -> FastAPI:
             for job in jobs:
                 await job.stop()
             upkeep.release()
-            bench.state.metrics.process_exited()
+            bench.metrics.process_exited()
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)

@@ -44,7 +44,7 @@ def model_entries(collection: Collection, snapshot: Snapshot) -> list[dict[str, 
 
 async def collection_views(bench: Bench) -> list[dict[str, Any]]:
     """Each collection with what the gateway makes of it: explorer seats and combined window."""
-    snapshot = await bench.state.snapshot()
+    snapshot = await bench.snapshot()
     return [
         {**c, "explorers": explorer_seats(c, snapshot.gateway), "together": together(c, snapshot)}
         for c in await bench.collections.list_collections()

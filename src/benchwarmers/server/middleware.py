@@ -119,4 +119,4 @@ class RequestMetricsMiddleware:
             bench = getattr(scope["app"].state, "bench", None)
             if bench is not None:
                 route = scope.get("route")
-                bench.state.metrics.request(getattr(route, "path", None) or "unmatched", status)
+                bench.metrics.request(getattr(route, "path", None) or "unmatched", status)

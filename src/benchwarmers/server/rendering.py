@@ -22,7 +22,6 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from benchwarmers import __version__
-from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
 
@@ -93,7 +92,7 @@ async def render(request: Request, template: str, page: str, **context: Any) -> 
             verdict_url="/api/verdicts" if settings.keys_required else "/bench/verdict",
             keys_required=settings.keys_required,
             logged_in=settings.keys_required,  # the dashboard's token is needed then: a session to end
-            open_alerts=len(await bench_alerts.list_alerts(bench.state, include_acknowledged=False)),
+            open_alerts=len(await bench.alerts.list_alerts(include_acknowledged=False)),
             **context,
         )
     )

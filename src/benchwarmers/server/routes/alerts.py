@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Path
 from starlette.responses import Response
 
-from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.server.deps import Admin, BenchDep, admin_router
 from benchwarmers.server.params import Flag, flag
 from benchwarmers.server.responses import json_response
@@ -19,7 +18,7 @@ router = admin_router()
 async def get_alerts(
     bench: BenchDep, everything: Annotated[Flag, flag("Acknowledged alerts too.", alias="all")] = False
 ) -> Response:
-    found = await bench_alerts.list_alerts(bench.state, include_acknowledged=everything)
+    found = await bench.alerts.list_alerts(include_acknowledged=everything)
     return json_response({"object": "list", "data": found})
 
 
@@ -27,4 +26,4 @@ async def get_alerts(
 async def acknowledge_alert(
     alert_id: Annotated[int, Path(description="The alert's id, from GET /api/alerts.")], actor: Admin, bench: BenchDep
 ) -> Response:
-    return json_response(await bench_alerts.acknowledge(bench.state, alert_id, actor=actor))
+    return json_response(await bench.alerts.acknowledge(alert_id, actor=actor))

@@ -13,4 +13,4 @@ router = admin_router()
 @router.get("/api/budgets")
 async def budgets(bench: BenchDep) -> Response:
     """Every daily budget: what it allows, what it spent since its reset, when it resets."""
-    return json_response({"object": "list", "data": await bench.state.budgets.today()})
+    return json_response({"object": "list", "data": await bench.budgets.today()})

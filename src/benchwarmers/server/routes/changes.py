@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
-from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.server.deps import BenchDep, admin_router
 from benchwarmers.server.params import Blank
 from benchwarmers.server.responses import json_response
@@ -23,6 +22,6 @@ async def get_changes(
         str | None, Blank, Query(description="Only changes to this kind of thing, e.g. collection.")
     ] = None,
 ) -> Response:
-    rows = await list_changes(bench.state, limit=limit, subject=subject)
+    rows = await bench.changes.list_changes(limit=limit, subject=subject)
     # Plain str keys: SQLAlchemy names some columns with a str subclass orjson will not take as a key.
     return json_response({"object": "list", "data": [{str(k): v for k, v in row.items()} for row in rows]})

@@ -15,7 +15,7 @@ router = admin_router()
 
 @router.get("/api/decision-models")
 async def get_decision_models(bench: BenchDep) -> Response:
-    return json_response({"object": "list", "data": (await bench.state.snapshot()).decision_models})
+    return json_response({"object": "list", "data": (await bench.snapshot()).decision_models})
 
 
 @router.post("/api/decision-models", status_code=201, responses=error_responses(409, 502))

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
-from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.server.deps import Admin, BenchDep, admin_body, admin_router
 from benchwarmers.server.params import Blank, Flag, MinWindow, flag
 from benchwarmers.server.responses import json_response
@@ -25,8 +24,8 @@ async def get_discover(
     provider: Annotated[str | None, Blank, Query(description="Only this provider's models.")] = None,
     limit: Annotated[int, Query(ge=1, le=10_000, description="How many models at most.")] = 200,
 ) -> Response:
-    found = await bench_discover.discover(
-        bench.state, free=free, vision=vision, min_context=min_context, provider=provider, limit=limit
+    found = await bench.discovery.discover(
+        free=free, vision=vision, min_context=min_context, provider=provider, limit=limit
     )
     return json_response({"object": "list", "data": found})
 
@@ -35,4 +34,4 @@ async def get_discover(
 async def add_discovered(
     actor: Admin, bench: BenchDep, body: Annotated[DiscoverAdd, admin_body(DiscoverAdd)]
 ) -> Response:
-    return json_response(await bench_discover.add(bench.state, body.model, actor=actor), status=201)
+    return json_response(await bench.discovery.add(body.model, actor=actor), status=201)

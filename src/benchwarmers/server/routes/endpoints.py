@@ -7,7 +7,6 @@ from typing import Annotated, Any
 
 from starlette.responses import Response
 
-from benchwarmers.bench.admin import endpoint_edit
 from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.deps import Admin, BenchDep, admin_body, admin_router
@@ -56,8 +55,7 @@ async def create_endpoint(
 async def patch_endpoint(
     name: str, actor: Admin, bench: BenchDep, body: Annotated[EndpointEdit, admin_body(EndpointEdit)]
 ) -> Response:
-    endpoint = await endpoint_edit.edit_endpoint(
-        bench.state,
+    endpoint = await bench.endpoint_edits.edit_endpoint(
         name,
         base_url=_text(body.base_url),
         api_key_env=_text(body.api_key_env),
@@ -70,7 +68,7 @@ async def patch_endpoint(
 
 @router.post("/api/endpoints/{name}/test", responses=error_responses(404))
 async def try_endpoint(name: str, bench: BenchDep) -> Response:
-    return json_response(await endpoint_edit.try_endpoint(bench.state, name))
+    return json_response(await bench.endpoint_edits.try_endpoint(name))
 
 
 @router.delete("/api/endpoints/{name}", responses=error_responses(409))

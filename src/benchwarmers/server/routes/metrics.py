@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from starlette.responses import Response
 
-from benchwarmers.bench.admin.allowances import remaining_by_scope
 from benchwarmers.bench.metrics import CONTENT_TYPE
-from benchwarmers.bench.notify.figures import scrape_figures
 from benchwarmers.server.deps import BenchDep, admin_router
 
 router = admin_router()
@@ -20,9 +18,9 @@ router = admin_router()
 )
 async def get_metrics(bench: BenchDep) -> Response:
     owed = await bench.log.owed_count()
-    allowances = await remaining_by_scope(bench.state)
-    budgets = await bench.state.budgets.today()
+    allowances = await bench.allowances.by_scope()
+    budgets = await bench.budgets.today()
     return Response(
-        bench.state.metrics.render(owed, allowances, budgets, await scrape_figures(bench.state)),
+        bench.metrics.render(owed, allowances, budgets, await bench.figures.scrape()),
         media_type=CONTENT_TYPE,
     )

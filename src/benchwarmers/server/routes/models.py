@@ -8,7 +8,7 @@ from typing import Annotated
 from fastapi import Query
 from starlette.responses import Response
 
-from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
+from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.deps import Admin, BenchDep, admin_body, admin_router
 from benchwarmers.server.responses import json_response
@@ -31,7 +31,7 @@ async def get_wrong_claims(
         int, Query(ge=1, le=MAX_LIMIT, description="How many claims at most, newest verdict first.")
     ] = DEFAULT_LIMIT,
 ) -> Response:
-    claims = await wrong_claims(bench.state, alias, limit)
+    claims = await bench.evidence.wrong_claims(alias, limit)
     return json_response({"object": "list", "alias": alias, "data": claims})
 
 

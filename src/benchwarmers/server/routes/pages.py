@@ -16,18 +16,11 @@ from fastapi import Query, Request
 from pydantic import Field
 from starlette.responses import Response
 
-from benchwarmers.bench.admin import alerts as bench_alerts
-from benchwarmers.bench.admin.allowances import model_allowances
-from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
 from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS
-from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence import series
-from benchwarmers.bench.evidence.advice import advice
-from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.notify import apprise_send
-from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import change_views, suite_views, views
 from benchwarmers.errors import NotFound
 from benchwarmers.server.collection_views import collection_views
@@ -52,7 +45,7 @@ def public_base(request: Request) -> str:
 
 @router.get("/")
 async def collections_page(request: Request, bench: BenchDep) -> Response:
-    snapshot = await bench.state.snapshot()
+    snapshot = await bench.snapshot()
     collections = await collection_views(bench)
     return await render(
         request,
@@ -96,7 +89,7 @@ def adding_provider(provider: str | None) -> dict[str, Any] | None:
 async def setup_steps(bench: Any, collections: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The first-run checklist while a step is left (None once a panel was asked): an endpoint, its
     models listed, a collection, a first request."""
-    snapshot = await bench.state.snapshot()
+    snapshot = await bench.snapshot()
     if (await bench.log.panels(limit=1)) and collections:
         return None
     refreshed = any(e.get("refreshed_at") for e in await bench.endpoints.list_endpoints())
@@ -111,17 +104,17 @@ async def setup_steps(bench: Any, collections: list[dict[str, Any]]) -> list[dic
 @router.get("/models")
 async def models_page(request: Request, bench: BenchDep) -> Response:
     models = sorted(await bench.models.list_models(), key=lambda m: m["alias"])
-    boards = await standings(bench.state)
-    alerts = await bench_alerts.list_alerts(bench.state, include_acknowledged=False)
+    boards = await bench.evidence.standings()
+    alerts = await bench.alerts.list_alerts(include_acknowledged=False)
     return await render(
         request,
         "models.html",
         "models",
         models=models,
         health={m["alias"]: views.health(m, boards, alerts) for m in models},
-        allowances=await model_allowances(bench.state),  # what is left today, per model (allowance_note.html)
+        allowances=await bench.allowances.by_model(),  # what is left today, per model (allowance_note.html)
         evidence=views.evidence_by_model(boards),
-        prices={alias: price.public() for alias, price in (await bench_cost.price_list(bench.state)).items()},
+        prices={alias: price.public() for alias, price in (await bench.evidence.price_list()).items()},
         status_line=views.status_line,
         fact=views.fact,
     )
@@ -133,13 +126,13 @@ async def leaderboard_page(request: Request, bench: BenchDep, days: Days = None)
         request,
         "leaderboard.html",
         "leaderboard",
-        boards=await standings(bench.state, days),
-        shapes=(await bench.state.snapshot()).shapes,
+        boards=await bench.evidence.standings(days),
+        shapes=(await bench.snapshot()).shapes,
         days=days,
         day_choices=LEADERBOARD_DAYS,
         bar=views.bar,
-        cost=await bench_cost.cost_report(bench.state, days=None if days is None else math.ceil(days)),
-        advice=await advice(bench.state),
+        cost=await bench.evidence.cost_report(days=None if days is None else math.ceil(days)),
+        advice=await bench.evidence.advice(),
     )
 
 
@@ -163,7 +156,7 @@ async def discover_page(
 ) -> Response:
     text = (q or "").strip()
     filters = {"free": free, "vision": vision, "min_context": min_context, "q": text}
-    found = await bench_discover.discover(bench.state, free=free, vision=vision, min_context=min_context)
+    found = await bench.discovery.discover(free=free, vision=vision, min_context=min_context)
     if text:
         needle = text.lower()
         found = [f for f in found if needle in f["id"].lower() or needle in (f["name"] or "").lower()]
@@ -195,20 +188,20 @@ async def settings_page(
         Query(description="Prefill the endpoint form for this models.dev provider."),
     ] = None,
 ) -> Response:
-    snapshot = await bench.state.snapshot()
-    changes = [change_views.change_line(c) for c in await list_changes(bench.state, limit=CHANGES_SHOWN)]
+    snapshot = await bench.snapshot()
+    changes = [change_views.change_line(c) for c in await bench.changes.list_changes(limit=CHANGES_SHOWN)]
     return await render(
         request,
         "settings.html",
         "settings",
         endpoints=await bench.endpoints.list_endpoints(),
         keys=await bench.keys.list_keys(),
-        budgets=await bench.state.budgets.today(),
+        budgets=await bench.budgets.today(),
         reset_hour=snapshot.gateway["budget_reset_hour"],
         gateway_fields=views.gateway_fields(snapshot.gateway),
         shapes=snapshot.shapes,
         decision_models=snapshot.decision_models,
-        alerts=await bench_alerts.list_alerts(bench.state, include_acknowledged=False),
+        alerts=await bench.alerts.list_alerts(include_acknowledged=False),
         notify_targets=await bench.notify.list_targets(),
         notify_ready=apprise_send.installed(),
         changes=changes,

@@ -15,7 +15,7 @@ router = admin_router()
 
 @router.get("/api/settings")
 async def get_settings(bench: BenchDep) -> Response:
-    return json_response((await bench.state.snapshot()).gateway)
+    return json_response((await bench.snapshot()).gateway)
 
 
 @router.put("/api/settings")

@@ -15,7 +15,7 @@ router = admin_router()
 
 @router.get("/api/shapes")
 async def get_shapes(bench: BenchDep) -> Response:
-    return json_response((await bench.state.snapshot()).shapes)
+    return json_response((await bench.snapshot()).shapes)
 
 
 @router.put("/api/shapes/{name}")

@@ -34,7 +34,7 @@ def _anthropic_entry(entry: dict[str, Any]) -> dict[str, Any]:
 
 @router.get("/v1/models")
 async def list_models(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
-    snapshot = await bench.state.snapshot()
+    snapshot = await bench.snapshot()
     data = _listed(caller, snapshot)
     if "anthropic-version" not in request.headers:
         return json_response({"object": "list", "data": data})
@@ -47,7 +47,7 @@ async def list_models(request: Request, caller: GatewayCaller, bench: BenchDep) 
 @router.get("/v1/models/{model_id:path}", responses=error_responses(404))
 async def retrieve_model(request: Request, model_id: str, caller: GatewayCaller, bench: BenchDep) -> Response:
     """One entry of `/v1/models` (what `client.models.retrieve(id)` reads); 404 for any other id."""
-    snapshot = await bench.state.snapshot()
+    snapshot = await bench.snapshot()
     found = next((entry for entry in _listed(caller, snapshot) if entry["id"] == model_id), None)
     if found is None:
         raise NotFound(
