@@ -14,6 +14,7 @@ from fastapi import Request
 from starlette.responses import Response, StreamingResponse
 
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.panels.parse import PanelRequest
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.panels.run import ClientGone
 from benchwarmers.bench.services import Bench
@@ -47,6 +48,8 @@ async def serve_panel(
     """One panel for a chat request (the Responses and Messages routes translate into one first): a replay, or
     prepare, run and reply, streamed with pings or as one JSON body."""
     gateway = bench.panels
+    chat = PanelRequest(body)  # what the replay and every step of the panel read of the body, read once
+    del body
     idempotency_key = request.headers.get("idempotency-key") or None
     retried = header_int(request.headers.get("x-stainless-retry-count"))  # unreadable or huge: no retry
     # A client that names its request, or an SDK that counts its attempts (0 on the first), may retry.
@@ -54,11 +57,11 @@ async def serve_panel(
     if idempotency_key or (retried or 0) > 0:
         recorded = await gateway.replay(caller, body_hash, idempotency_key)
         if recorded is not None:
-            return _answer(recorded, bool(body.get("stream")), _include_usage(body), wire)
+            return _answer(recorded, chat.stream, chat.include_usage, wire)
     limits = access(request).limits
     admit = functools.partial(limits.hit_key, caller.name, caller.rpm) if caller.rpm is not None else None
-    panel = await gateway.prepare(body, body_hash, caller, gateway.new_panel_id(), admit=admit)
-    del body
+    panel = await gateway.prepare(chat, body_hash, caller, gateway.new_panel_id(), admit=admit)
+    del chat
     headers = {"x-request-id": panel.panel_id}
     disconnected = await gateway.client_gone(panel, replayable)
     if panel.stream:
@@ -73,11 +76,6 @@ async def serve_panel(
     finally:
         watcher.cancel()
     return json_response(wire.body(reply), headers=headers)
-
-
-def _include_usage(body: dict[str, Any]) -> bool:
-    options = body.get("stream_options")
-    return isinstance(options, dict) and bool(options.get("include_usage"))
 
 
 def _answer(reply: ChatCompletion, stream: bool, include_usage: bool, wire: Wire) -> Response:
@@ -98,7 +96,7 @@ async def _stream(
     """Pings while the seats run, then the whole reply. A client that leaves cancels the seats
     still running; the panel is still recorded (the task outlives this generator, and holds the
     request's body memory until it is done)."""
-    interval = float((await bench.state.snapshot()).gateway["ping_interval"])
+    interval = float((await bench.snapshot()).gateway["ping_interval"])
     task = asyncio.ensure_future(bench.panels.run(panel, idempotency_key, disconnected))
     try:
         yield wire.ping
