@@ -1,7 +1,7 @@
 """What the Messages API's translation costs per request, beside the panel it wraps: a Claude Code-sized
 request (a 15 KB system prompt, 40 tools with schemas, a 60-turn conversation of tool uses and
 results, and optionally one ~1 MB base64 image) read as the panel's chat request, and a reply written
-back as a Message and as Anthropic's event stream (bench/panels/messages.py, server/messages_api.py).
+back as a Message and as Anthropic's event stream (bench/panels/messages.py, server/routes/messages.py).
 Pure functions, timed in-process; prints a markdown table for docs/BENCHMARKS.md "Messages API".
 
     python perf/messages_wire.py [--runs 200]
@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.panels.messages import chat_request, message_object
-from benchwarmers.server.messages_api import MESSAGES_WIRE
+from benchwarmers.server.routes.messages import MESSAGES_WIRE
 
 
 def request(image: bool) -> dict[str, Any]:

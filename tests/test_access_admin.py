@@ -13,7 +13,7 @@ from starlette.responses import Response
 from benchwarmers.server import app as server_app
 from benchwarmers.server.auth import SESSION_SECONDS, new_session, session_valid
 from benchwarmers.server.deps import Admin, pages_router
-from benchwarmers.server.login import safe_next
+from benchwarmers.server.routes.login import safe_next
 from benchwarmers.store.changes import list_changes
 from tests import benchserver
 from tests.benchserver import BenchServer

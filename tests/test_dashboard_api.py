@@ -10,7 +10,7 @@ import httpx2
 import pytest
 
 from benchwarmers.bench.services import Bench
-from benchwarmers.server.pages import CSP
+from benchwarmers.server.rendering import CSP
 from benchwarmers.store import alerts as alert_rows
 from tests.benchserver import BenchServer
 from tests.test_gateway_panels import ask, collection

@@ -23,10 +23,15 @@ if TYPE_CHECKING:
     from benchwarmers.bench.admin.keys import Keys
     from benchwarmers.bench.admin.models import Models
     from benchwarmers.bench.admin.shapes import ShapeAdmin
+    from benchwarmers.bench.budgets import Budgets
     from benchwarmers.bench.evidence.verdicts import Verdicts
+    from benchwarmers.bench.facades import Alerts, Allowances, Changes, Discovery, EndpointEdits, Evidence, Figures
+    from benchwarmers.bench.metrics import Metrics
     from benchwarmers.bench.notify.targets import NotifyTargets
+    from benchwarmers.bench.panels.estimate import Ratios
     from benchwarmers.bench.panels.log import CallLog
     from benchwarmers.bench.panels.service import Panels
+    from benchwarmers.bench.snapshot import Snapshot
     from benchwarmers.bench.suite_run import SuiteRuns
 
 
@@ -100,6 +105,66 @@ class Bench:
         from benchwarmers.bench.suite_run import SuiteRuns
 
         return SuiteRuns(self.state, self.panels)
+
+    # What the edges call instead of module functions given `bench.state` (bench/facades.py).
+
+    @cached_property
+    def evidence(self) -> Evidence:
+        from benchwarmers.bench.facades import Evidence
+
+        return Evidence(self.state)
+
+    @cached_property
+    def alerts(self) -> Alerts:
+        from benchwarmers.bench.facades import Alerts
+
+        return Alerts(self.state)
+
+    @cached_property
+    def changes(self) -> Changes:
+        from benchwarmers.bench.facades import Changes
+
+        return Changes(self.state)
+
+    @cached_property
+    def allowances(self) -> Allowances:
+        from benchwarmers.bench.facades import Allowances
+
+        return Allowances(self.state)
+
+    @cached_property
+    def discovery(self) -> Discovery:
+        from benchwarmers.bench.facades import Discovery
+
+        return Discovery(self.state)
+
+    @cached_property
+    def endpoint_edits(self) -> EndpointEdits:
+        from benchwarmers.bench.facades import EndpointEdits
+
+        return EndpointEdits(self.state)
+
+    @cached_property
+    def figures(self) -> Figures:
+        from benchwarmers.bench.facades import Figures
+
+        return Figures(self.state)
+
+    async def snapshot(self) -> Snapshot:
+        """The config as one immutable view, reloaded when the changes log has a newer version."""
+        return await self.state.snapshot()
+
+    @property
+    def budgets(self) -> Budgets:
+        return self.state.budgets
+
+    @property
+    def metrics(self) -> Metrics:
+        return self.state.metrics
+
+    @property
+    def ratios(self) -> Ratios:
+        return self.state.ratios
 
     @property
     def settings(self) -> Settings:

@@ -1,5 +1,5 @@
 """The dashboard's files: Jinja2 templates and static CSS/JS, shipped inside the package (no CDN,
-no build step). `server/pages.py` serves them; `views.py` shapes data for the templates."""
+no build step). `server/rendering.py` renders and serves them; `views.py` shapes data for the templates."""
 
 from __future__ import annotations
 

@@ -9,8 +9,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
-from starlette.requests import Request
-from starlette.responses import Response
 
 from benchwarmers import __version__
 from benchwarmers.bench.notify.drain import NotifyJob
@@ -19,31 +17,11 @@ from benchwarmers.bench.upkeep.leader import UpkeepLock
 from benchwarmers.bench.upkeep.retention import retention_loop
 from benchwarmers.bench.upkeep.scheduler import CatalogScheduler
 from benchwarmers.bench.upkeep.watch import Watch
-from benchwarmers.server import (
-    api_admin,
-    api_evidence,
-    api_keys,
-    api_notify,
-    api_panels,
-    api_suite,
-    api_trends,
-    bench_routes,
-    body_memory,
-    errors,
-    login,
-    messages_api,
-    metrics_route,
-    openapi,
-    pages,
-    readiness,
-    responses_api,
-    suite_page,
-    v1_routes,
-)
+from benchwarmers.server import body_memory, errors, openapi, rendering
 from benchwarmers.server.auth import Access
 from benchwarmers.server.cors import CorsMiddleware
-from benchwarmers.server.middleware import RequestIdMiddleware, UnreadBodyMiddleware
-from benchwarmers.server.responses import json_response
+from benchwarmers.server.middleware import RequestIdMiddleware, RequestMetricsMiddleware, UnreadBodyMiddleware
+from benchwarmers.server.routes import ROUTERS
 from benchwarmers.server.startup import Startup
 from benchwarmers.settings import Settings
 
@@ -105,7 +83,7 @@ def create_app(settings: Settings) -> FastAPI:
             for job in jobs:
                 await job.stop()
             upkeep.release()
-            bench.state.metrics.process_exited()
+            bench.metrics.process_exited()
             await bench.close()
 
     app = FastAPI(title="Benchwarmers", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None)
@@ -116,38 +94,11 @@ def create_app(settings: Settings) -> FastAPI:
     app.add_middleware(CorsMiddleware, origins=settings.origins)  # inside RequestId: preflights get an id
     app.add_middleware(RequestIdMiddleware)
     app.add_middleware(UnreadBodyMiddleware)  # outermost: every early refusal reaches clients that write first
-    app.add_middleware(metrics_route.RequestMetricsMiddleware)  # counts every answer, refusals too
+    app.add_middleware(RequestMetricsMiddleware)  # counts every answer, refusals too
 
-    @app.get("/healthz")
-    async def healthz() -> Response:
-        return json_response({"status": "ok", "version": __version__})
-
-    @app.get("/readyz", responses={503: {"description": "Not ready: the reasons (database, Redis, disk)."}})
-    async def readyz(request: Request) -> Response:
-        startup: Startup = request.app.state.startup
-        found = await readiness.reasons(startup)
-        if found:
-            database = "unreachable" if any(r.startswith("database:") for r in found) else "ok"
-            return json_response({"status": "not ready", "database": database, "reasons": found}, status=503)
-        return json_response({"status": "ready", "database": "ok"})
-
-    # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
-    # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
-    app.include_router(v1_routes.router)
-    app.include_router(responses_api.router)
-    app.include_router(messages_api.router)
-    app.include_router(bench_routes.router)
-    app.include_router(api_evidence.router)
-    app.include_router(api_keys.router)
-    app.include_router(api_notify.router)
-    app.include_router(login.router)
-    app.include_router(api_admin.router)
-    app.include_router(api_panels.router)
-    app.include_router(api_suite.router)
-    app.include_router(api_trends.router)
-    app.include_router(suite_page.router)
-    app.include_router(metrics_route.router)
-    pages.install(app)  # the dashboard's pages and /static
+    for router in ROUTERS:
+        app.include_router(router)
+    rendering.mount_static(app)  # after every route: the dashboard's /static
     return app
 
 

@@ -166,7 +166,7 @@ async def caller_for(request: Request) -> Caller:
     """The caller of a `/v1` or `/bench` route: `local`, or the gateway key's name, scope and rate.
 
     Take it as a dependency (`GatewayCaller`), which FastAPI runs once per request. The key's requests
-    a minute are counted where a panel is admitted (`v1_routes.serve_panel`), not here: a refusal or a
+    a minute are counted where a panel is admitted (`panel_http.serve_panel`), not here: a refusal or a
     read of `/v1/models` is not a request the limit is for."""
     found = access(request)
     if found.settings.admin_token is None:

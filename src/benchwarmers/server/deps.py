@@ -107,3 +107,11 @@ def guard_of(route: APIRoute | RouteContext) -> str | None:
 def body_of(route: APIRoute | RouteContext) -> JsonBody[Any] | None:
     """The route's `JsonBody`, if it reads one."""
     return next((call for call in _calls(route) if isinstance(call, JsonBody)), None)
+
+
+ADMIN_BODY_CAP = 256 * 1024  # the admin API's bodies: a collection, an endpoint, the settings
+
+
+def admin_body(model: type[Any], cap: int = ADMIN_BODY_CAP) -> Any:
+    """`JsonBody(model, cap)` as a route's dependency: `Annotated[Model, admin_body(Model)]`."""
+    return Depends(JsonBody(model, cap))

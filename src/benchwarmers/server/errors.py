@@ -15,6 +15,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from benchwarmers.errors import BenchError
+from benchwarmers.server import rendering
 from benchwarmers.server.listen import LATE_BODY
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.validation import parameter_refusal
@@ -131,15 +132,11 @@ def install(app: FastAPI) -> None:
 
 
 def _wants_page(request: Request) -> bool:
-    from benchwarmers.server import pages  # the pages import the routers, which import this module
-
-    return pages.wants_page(request)
+    return rendering.wants_page(request)
 
 
 def _error_page(request: Request, status: int, message: str) -> Response:
-    from benchwarmers.server import pages
-
-    return pages.error_page(request, status, message)
+    return rendering.error_page(request, status, message)
 
 
 def request_id_of(scope: Scope) -> str:

@@ -92,3 +92,31 @@ class UnreadBodyMiddleware:
             await self.app(scope, counting_receive, draining_send)
         finally:
             body_memory.release(scope)  # the reply is out: what the body held is given back
+
+
+class RequestMetricsMiddleware:
+    """Counts each HTTP request by its route's template (`/api/models/{alias}`, never the path itself:
+    one series per route, not per model or panel id) and the status it was answered with."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 500
+
+        async def noting(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, noting)
+        finally:
+            bench = getattr(scope["app"].state, "bench", None)
+            if bench is not None:
+                route = scope.get("route")
+                bench.metrics.request(getattr(route, "path", None) or "unmatched", status)

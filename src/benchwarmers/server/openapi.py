@@ -67,7 +67,7 @@ def security(guard: str, path: str) -> list[dict[str, list[str]]]:
     return [{"adminSession": []}, {}]
 
 
-# What server/login.py reads by hand (`?next=`, and the form within a cap), documented here.
+# What server/routes/login.py reads by hand (`?next=`, and the form within a cap), documented here.
 _NEXT = {"type": "string", "description": "A path on this server to go to after logging in."}
 _TOKEN = {
     "type": "string",

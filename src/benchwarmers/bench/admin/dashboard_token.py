@@ -4,7 +4,7 @@ With `BENCHWARMERS_REQUIRE_KEYS=1` apps hold gateway keys, and a key must never 
 or `/api`. So the dashboard gets a token of its own: `dashboard-token` in the data folder, 32 random
 bytes, mode 0600 in the 0700 home. Whoever can read it is the bench's own user (who could run the
 CLI anyway); `benchwarmers serve` prints a login URL holding it, and `benchwarmers dashboard-url`
-prints it again. The browser exchanges it once for the session cookie (`server/login.py`).
+prints it again. The browser exchanges it once for the session cookie (`server/routes/login.py`).
 
 - Made atomically: written to a private temporary file and hard-linked into place, so a reader
   never sees half a token and two processes starting together end up with the same one.

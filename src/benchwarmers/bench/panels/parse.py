@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,6 +53,32 @@ class Content:
         symbols, looked_at = est.symbol_count(text)
         self.symbols += symbols
         self.looked_at += looked_at
+
+
+@dataclass(frozen=True)
+class PanelRequest:
+    """A chat request's body, and what the steps of its panel read of it, each read once: the server
+    (a replay's stream), the refusals (bench options) and the seating (stream, usage) share it."""
+
+    body: dict[str, Any]
+
+    @classmethod
+    def of(cls, body: dict[str, Any] | PanelRequest) -> PanelRequest:
+        return body if isinstance(body, PanelRequest) else cls(body)
+
+    @cached_property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    @cached_property
+    def include_usage(self) -> bool:
+        options = self.body.get("stream_options")
+        return isinstance(options, dict) and bool(options.get("include_usage"))
+
+    @cached_property
+    def options(self) -> BenchOptions:
+        """Parsed when first asked for, so a bad `bench` object is refused where it always was."""
+        return parse_options(self.body)
 
 
 def parse_model_name(model: Any) -> ModelName | None:

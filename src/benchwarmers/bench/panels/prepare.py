@@ -151,8 +151,12 @@ class Draft:
     options: req.BenchOptions
     content: req.Content
     estimate: int  # the kind's default estimate: token pacing, and models with no learned ratio
-    body: dict[str, Any]
+    request: req.PanelRequest
     size: PromptSize | None = None  # the estimate per model, where a window is checked
+
+    @property
+    def body(self) -> dict[str, Any]:
+        return self.request.body
 
     @property
     def sized(self) -> PromptSize:
@@ -199,17 +203,22 @@ def too_large_message(small: Sequence[tuple[str, int, Estimate]]) -> str:
 
 
 def read_request(
-    snapshot: Snapshot, body: dict[str, Any], direct: Collection | None = None, ratios: Ratios | None = None
+    snapshot: Snapshot,
+    body: dict[str, Any] | req.PanelRequest,
+    direct: Collection | None = None,
+    ratios: Ratios | None = None,
 ) -> Draft:
     """Parse and estimate; refuse what cannot run (unknown collection, bad options, too large).
 
     `direct` is a collection made for this request (the suite asking models one by one): the body's
     `model` is then not read. `ratios`: each model's characters a token, learned from its usage."""
+    request = req.PanelRequest.of(body)
+    body = request.body
     if direct is not None:
         collection, name = direct, req.ModelName(collection=direct["name"], suffix=None)
     else:
         collection, name = resolve_collection(snapshot, body.get("model"))
-    options = req.parse_options(body)
+    options = request.options
     req.check_n(body)
     check_request(body)
     content = req.read_content(req.check_messages(body))
@@ -232,7 +241,13 @@ def read_request(
                 code="unknown_model",
             )
     return Draft(
-        collection=collection, name=name, options=options, content=content, estimate=estimate, body=body, size=size
+        collection=collection,
+        name=name,
+        options=options,
+        content=content,
+        estimate=estimate,
+        request=request,
+        size=size,
     )
 
 
@@ -353,7 +368,6 @@ def seat_panel(
             param="model",
             code="empty_panel",
         )
-    stream_options = body.get("stream_options") or {}
     redacted = redact_request(body)
     return PreparedPanel(
         panel_id=panel_id,
@@ -370,8 +384,8 @@ def seat_panel(
         content=draft.content,
         estimate=estimate,
         tokens=reserved_tokens(estimate, body),
-        stream=bool(body.get("stream")),
-        include_usage=bool(isinstance(stream_options, dict) and stream_options.get("include_usage")),
+        stream=draft.request.stream,
+        include_usage=draft.request.include_usage,
         request_hash=body_hash,
         created=now,
         checks={key: body[key] for key in PICK_CHECKS if key in body},
@@ -379,14 +393,16 @@ def seat_panel(
     )
 
 
-def refuse_nominees_beyond(scope: frozenset[str] | None, snapshot: Snapshot, body: dict[str, Any]) -> None:
+def refuse_nominees_beyond(
+    scope: frozenset[str] | None, snapshot: Snapshot, body: dict[str, Any] | req.PanelRequest
+) -> None:
     """A gateway key limited to the collections `scope` nominates (`bench.with`) only their members:
     it may not seat the rest of the roster. Refused rather than dropped, so the caller learns its
     request was not what ran; checked before the roster is searched for close matches, so the
     refusal names nothing beyond what the key may call."""
     if scope is None:
         return
-    nominees = req.parse_options(body).nominees
+    nominees = req.PanelRequest.of(body).options.nominees
     allowed = {m for name in scope if name in snapshot.collections for m in snapshot.collections[name]["members"]}
     for alias in nominees:
         if alias not in allowed:

@@ -19,7 +19,7 @@ from benchwarmers.bench.evidence.posterior import from_history
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
 from benchwarmers.bench.panels.merge import merger_candidates, plan_merger
-from benchwarmers.bench.panels.parse import reply_mode, request_text
+from benchwarmers.bench.panels.parse import PanelRequest, reply_mode, request_text
 from benchwarmers.bench.panels.pick import Picked, pick_seat
 from benchwarmers.bench.panels.prepare import (
     Draft,
@@ -130,7 +130,7 @@ class Panels:
 
     async def prepare(
         self,
-        body: dict[str, Any],
+        body: dict[str, Any] | PanelRequest,
         body_hash: str,
         caller: Caller,
         panel_id: str,
@@ -144,13 +144,14 @@ class Panels:
         `without` names members of the body's collection to leave out (those the suite skips).
         `admit` runs once the request is one the caller may make, before any model is called: where a
         gateway key's requests a minute count it, so a refused request is not counted."""
+        request = PanelRequest.of(body)  # read once, by every step below
         snapshot = await self.state.snapshot()
         collection = direct_collection(direct, snapshot) if direct else None
         if collection is None and without:
-            named = resolve_collection(snapshot, body.get("model"))[0]
+            named = resolve_collection(snapshot, request.body.get("model"))[0]
             collection = {**named, "members": [m for m in named["members"] if m not in without]}
-        refuse_nominees_beyond(caller.collections, snapshot, body)
-        draft = read_request(snapshot, body, collection, self.state.ratios)
+        refuse_nominees_beyond(caller.collections, snapshot, request)
+        draft = read_request(snapshot, request, collection, self.state.ratios)
         await self.state.pacer.ensure_shared()
         if caller.collections is not None and draft.collection["name"] not in caller.collections:
             raise Forbidden(

@@ -8,9 +8,6 @@ from fastapi import Query
 from starlette.responses import Response
 
 from benchwarmers.bench.bounds import REPORT_DAYS
-from benchwarmers.bench.evidence.advice import advice_report
-from benchwarmers.bench.evidence.board import leaderboard
-from benchwarmers.bench.evidence.reports import honesty_report
 from benchwarmers.server.deps import BenchDep, admin_router
 from benchwarmers.server.params import Blank, Days
 from benchwarmers.server.responses import json_response
@@ -25,7 +22,7 @@ async def get_leaderboard(
     days: Days = None,
     human_only: Annotated[bool, Query(description="Count only verdicts people gave (not the suite's).")] = False,
 ) -> Response:
-    boards = await leaderboard(bench.state, shape=shape, days=days, human_only=human_only)
+    boards = await bench.evidence.leaderboard(shape=shape, days=days, human_only=human_only)
     return json_response(
         {"object": "leaderboard", "days": days, "human_only": human_only, "shapes": [b.public() for b in boards]}
     )
@@ -33,11 +30,11 @@ async def get_leaderboard(
 
 @router.get("/api/reports")
 async def get_reports(bench: BenchDep, days: Days = None) -> Response:
-    return json_response({"object": "reports", **await honesty_report(bench.state, days or REPORT_DAYS)})
+    return json_response({"object": "reports", **await bench.evidence.honesty_report(days or REPORT_DAYS)})
 
 
 @router.get("/api/advice")
 async def get_advice(bench: BenchDep) -> Response:
     """Per collection and shape: an explorer that beats a member (with P), members that keep
     failing, shapes with too little evidence (bench/evidence/advice.py)."""
-    return json_response({"object": "advice", **await advice_report(bench.state)})
+    return json_response({"object": "advice", **await bench.evidence.advice_report()})

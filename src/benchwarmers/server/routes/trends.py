@@ -12,7 +12,6 @@ from pydantic import Field
 from starlette.responses import Response
 
 from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS, MAX_TREND_RUNS, TREND_RUNS
-from benchwarmers.bench.evidence import trends
 from benchwarmers.server.deps import BenchDep, admin_router
 from benchwarmers.server.params import Blank, TrendDays
 from benchwarmers.server.responses import json_response
@@ -29,19 +28,19 @@ Shape = Annotated[
 @router.get("/api/trends/useful")
 async def get_useful_trend(bench: BenchDep, days: TrendDays = DEFAULT_TREND_DAYS, shape: Shape = None) -> Response:
     """Per model and shape: the useful rate of each bucket's judged seats with its 95% Wilson interval."""
-    return json_response(await trends.useful_trend(bench.state, days, shape))
+    return json_response(await bench.evidence.useful_trend(days, shape))
 
 
 @router.get("/api/trends/calls")
 async def get_calls_trend(bench: BenchDep, days: TrendDays = DEFAULT_TREND_DAYS, shape: Shape = None) -> Response:
     """Per model: each bucket's seats, errors and empties, and the answered seats' p50 and p90 seconds."""
-    return json_response(await trends.calls_trend(bench.state, days, shape))
+    return json_response(await bench.evidence.calls_trend(days, shape))
 
 
 @router.get("/api/trends/value")
 async def get_value_trend(bench: BenchDep, days: TrendDays = DEFAULT_TREND_DAYS) -> Response:
     """Each bucket's calls and what they would have cost at list prices; `free_usd` is the part run free."""
-    return json_response(await trends.value_trend(bench.state, days))
+    return json_response(await bench.evidence.value_trend(days))
 
 
 @router.get("/api/trends/suite")

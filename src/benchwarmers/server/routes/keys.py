@@ -1,4 +1,4 @@
-"""`/api/keys`: gateway keys for the dashboard's Settings page (list, make, edit, revoke); `/api/budgets`.
+"""`/api/keys`: gateway keys for the dashboard's Settings page (list, make, edit, revoke).
 
 A new key is in the POST reply and nowhere else: the reply is marked no-store.
 """
@@ -45,12 +45,6 @@ async def edit_key(
     name: str, admin: Admin, bench: BenchDep, body: Annotated[KeyPatch, Depends(JsonBody(KeyPatch, BODY_CAP))]
 ) -> Response:
     return json_response(await bench.keys.edit(name, actor=admin, **body.model_dump()))
-
-
-@router.get("/api/budgets")
-async def budgets(bench: BenchDep) -> Response:
-    """Every daily budget: what it allows, what it spent since its reset, when it resets."""
-    return json_response({"object": "list", "data": await bench.state.budgets.today()})
 
 
 @router.delete("/api/keys/{name}", responses=error_responses(409))

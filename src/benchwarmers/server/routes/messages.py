@@ -22,9 +22,9 @@ from benchwarmers.bench.panels.prepare import request_hash
 from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.server.body import parse_json_object, read_body
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
+from benchwarmers.server.panel_http import Wire, serve_panel
 from benchwarmers.server.responses import json_response
 from benchwarmers.server.schemas import error_responses
-from benchwarmers.server.v1_routes import Wire, serve_panel
 
 router = gateway_router()
 
@@ -80,5 +80,5 @@ async def create_message(request: Request, caller: GatewayCaller, bench: BenchDe
 async def count_tokens(request: Request, caller: GatewayCaller, bench: BenchDep) -> Response:
     """The bench's estimate of a conversation's tokens: no model is called, and nothing is recorded."""
     chat = chat_request(parse_json_object(await read_body(request)))
-    snapshot = await bench.state.snapshot()
-    return json_response({"input_tokens": prompt_tokens(snapshot, chat, bench.state.ratios, caller.collections)})
+    snapshot = await bench.snapshot()
+    return json_response({"input_tokens": prompt_tokens(snapshot, chat, bench.ratios, caller.collections)})

@@ -18,8 +18,8 @@ from benchwarmers.bench.panels.reply import ChatCompletion
 from benchwarmers.bench.panels.responses import chat_request, echoed, response_events, response_object
 from benchwarmers.server.body import read_panel_request
 from benchwarmers.server.deps import BenchDep, GatewayCaller, gateway_router
+from benchwarmers.server.panel_http import Wire, serve_panel
 from benchwarmers.server.schemas import error_responses
-from benchwarmers.server.v1_routes import Wire, serve_panel
 
 router = gateway_router()
 

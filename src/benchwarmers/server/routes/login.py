@@ -28,6 +28,7 @@ from benchwarmers.server.auth import (
     token_matches,
 )
 from benchwarmers.server.body import read_body
+from benchwarmers.server.rendering import plain_page
 
 router = APIRouter()
 
@@ -52,8 +53,6 @@ def safe_next(value: str | None) -> str:
 
 def page(request: Request, next_path: str, message: str = "", status: int = 200) -> Response:
     """The login form, in the dashboard's theme (its stylesheets only: no script runs on it)."""
-    from benchwarmers.server.pages import plain_page  # the pages import the routers this app holds
-
     token_file = access(request).settings.admin_token is None
     return plain_page(
         request, "log in", status=status, headers=PAGE_HEADERS, heading="Log in", message=message, error=bool(message),

@@ -1,4 +1,4 @@
-"""`/api/panels` and `/api/verdicts`: the dashboard's Gateway card.
+"""`/api/panels`: the dashboard's Gateway card.
 
 The card lists panels a page at a time (newest first, `?before=` the last one's time) without
 the answers; a seat's answer comes with its panel (`/api/panels/{id}`) when it is opened. An open
@@ -6,35 +6,28 @@ card polls `/api/panels/head` every second: the newest panel ids and the newest 
 index reads, so it fetches again only when something changed (polling rather than server-sent
 events: nothing to hold open, the same through any proxy, and it sees panels other processes
 record in the same database).
-
-Verdicts from the dashboard go to `/bench/verdict` when the bench needs no keys (the caller is
-`local`, as for any loopback caller); when keys are required the dashboard has none, so it posts
-to `/api/verdicts`, guarded like every admin route, and the verdict's caller is the admin.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import Depends, Query
+from fastapi import Query
 from pydantic import Field
 from starlette.responses import Response
 
-from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.names import collection_name
 from benchwarmers.bench.panels.log import prompt_text
 from benchwarmers.bench.records import ListedPanel, LoggedSeat
-from benchwarmers.server.deps import Admin, BenchDep, JsonBody, admin_router
+from benchwarmers.server.deps import BenchDep, admin_router
 from benchwarmers.server.params import Before, Blank, Flag, flag
 from benchwarmers.server.responses import json_response
-from benchwarmers.server.schemas import VerdictBody
 
 router = admin_router()
 
 PAGE = 20
 MAX_PAGE = 100
 ERROR_CHARS = 300  # a failed seat's reason on its chip; the whole of it is in the panel
-VERDICT_CAP = 1024 * 1024
 
 
 def seat_chip(seat: LoggedSeat) -> dict[str, Any]:
@@ -114,10 +107,3 @@ async def get_head(bench: BenchDep) -> Response:
 @router.get("/api/panels/{panel_id}")
 async def get_panel(panel_id: str, bench: BenchDep) -> Response:
     return json_response(await bench.log.panel(panel_id))
-
-
-@router.post("/api/verdicts")
-async def post_verdict(
-    actor: Admin, bench: BenchDep, body: Annotated[VerdictBody, Depends(JsonBody(VerdictBody, VERDICT_CAP))]
-) -> Response:
-    return json_response(await bench.verdicts.record(body.model_dump(), Caller(name=actor)))
