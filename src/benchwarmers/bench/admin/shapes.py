@@ -38,7 +38,7 @@ class ShapeAdmin:
         row = {"alias": alias, "kind": kind, "path": None}
         if kind == "chat":
             try:
-                await ask_decision_model(self.state.clients, self.state.pacer, snapshot, row, model, PROBE)
+                await ask_decision_model(self.state.calls, snapshot, row, model, PROBE)
             except NoSlot as exc:
                 raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except UpstreamFailure as exc:
@@ -54,9 +54,7 @@ class ShapeAdmin:
         failures = []
         for path in CHOICE_PATHS:
             try:
-                await ask_decision_model(
-                    self.state.clients, self.state.pacer, snapshot, {**row, "path": path}, model, PROBE
-                )
+                await ask_decision_model(self.state.calls, snapshot, {**row, "path": path}, model, PROBE)
             except NoSlot as exc:
                 raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except (UpstreamFailure, ValueError) as exc:
