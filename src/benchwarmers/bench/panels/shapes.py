@@ -24,9 +24,9 @@ from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.panels.parse import estimate_tokens, request_text
 from benchwarmers.bench.panels.prepare import Draft, explorers_to_fill
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
-from benchwarmers.upstream.kinds import ANTHROPIC_KIND
+from benchwarmers.upstream.kinds import OPENWEBUI_PASSTHROUGH as OPENWEBUI_PASSTHROUGH
+from benchwarmers.upstream.kinds import endpoint_kind
 from benchwarmers.upstream.listings import root_of
-from benchwarmers.upstream.llm_client import LLM_KIND
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -37,8 +37,6 @@ KINDS = ("chat", "choice")
 # Native decision APIs speak System One; providers mount it at different paths (Inception and
 # OpenRouter: `decisions`; Ollama: `systemone`). Onboarding records the one that answered.
 CHOICE_PATHS = ("decisions", "systemone")
-# Open WebUI proxies any path under `/openai/` to its first OpenAI connection (`{url}/{path}`).
-OPENWEBUI_PASSTHROUGH = "{root}/openai/{path}"
 STATE_LIMIT = 6_000  # characters of the request a decision model reads: enough to tell the task
 DECISION_TOKENS = 100  # what a decision model may write (chat_body's max_tokens)
 
@@ -196,15 +194,16 @@ class ShapeDecider:
 
 
 def choice_url(kind: str, base_url: str, path: str) -> str:
-    """Where an endpoint's native decision API answers on `path`: `{base}/{path}`; through Open WebUI,
-    its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own base (`.../api`) serves no decision API."""
-    if kind in (LLM_KIND, ANTHROPIC_KIND):
+    """Where an endpoint's native decision API answers on `path`, as its kind says (upstream/kinds.py):
+    `{base}/{path}`; through Open WebUI, its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own
+    base (`.../api`) serves no decision API."""
+    where = endpoint_kind(kind).decision_api
+    if where is None:
         raise UpstreamFailure(
             FailureKind.bad_request, f"an {kind} endpoint serves no decision API; add its model with --kind chat"
         )
-    if kind == "openwebui":
-        return OPENWEBUI_PASSTHROUGH.format(root=root_of(base_url).removesuffix("/api"), path=path)
-    return f"{base_url.rstrip('/')}/{path}"
+    root = root_of(base_url).removesuffix("/api") if "{root}" in where else ""
+    return where.format(base=base_url.rstrip("/"), root=root, path=path)
 
 
 async def ask_decision_model(
