@@ -38,6 +38,11 @@ class EndpointKind:
     # A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
     local: bool = False
     decision_api: str | None = DECISION_API  # None: it serves none (add the model with --kind chat)
+    # The models.dev provider it serves, when the kind names one (catalog/modelsdev.py); models.dev
+    # has no local Ollama provider: `ollama-cloud` uses the same tag names, and local facts win anyway.
+    modelsdev: str | None = None
+    # The provider as OpenTelemetry's conventions name it (gen_ai.provider.name); else the kind's name.
+    otel: str | None = None
 
     @property
     def text_only(self) -> bool:
@@ -48,12 +53,12 @@ class EndpointKind:
 ENDPOINT_KINDS: dict[str, EndpointKind] = {
     kind.name: kind
     for kind in (
-        EndpointKind("openai"),
-        EndpointKind("openrouter"),
-        EndpointKind("groq"),
-        EndpointKind("mistral"),
-        EndpointKind("ollama", local=True),
-        EndpointKind("lmstudio", local=True),
+        EndpointKind("openai", otel="openai"),
+        EndpointKind("openrouter", modelsdev="openrouter"),
+        EndpointKind("groq", modelsdev="groq", otel="groq"),
+        EndpointKind("mistral", modelsdev="mistral", otel="mistral_ai"),
+        EndpointKind("ollama", local=True, modelsdev="ollama-cloud", otel="ollama"),
+        EndpointKind("lmstudio", local=True, modelsdev="lmstudio"),
         EndpointKind("llamacpp", local=True),
         EndpointKind("vllm", local=True),
         EndpointKind("openwebui", decision_api=OPENWEBUI_PASSTHROUGH),
@@ -62,7 +67,7 @@ ENDPOINT_KINDS: dict[str, EndpointKind] = {
         # An OpenAI-style listing, seats called over the Responses API.
         EndpointKind("responses", Wire.responses),
         # Anthropic's listing, seats called over its Messages API.
-        EndpointKind("anthropic", Wire.messages, decision_api=None),
+        EndpointKind("anthropic", Wire.messages, decision_api=None, otel="anthropic"),
         # Models the `llm` library's plugins list.
         EndpointKind("llm", Wire.llm, at_url=False, decision_api=None),
     )
