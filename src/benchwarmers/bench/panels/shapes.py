@@ -209,7 +209,7 @@ def choice_url(kind: str, base_url: str, path: str) -> str:
 async def ask_decision_model(
     calls: ModelCaller, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
 ) -> tuple[str, float, str]:
-    """One question to a decision model: (shape, confidence, raw answer, scrubbed). Raises
+    """One question to a decision model: (shape, confidence, its raw answer scrubbed). Raises
     UpstreamFailure when the call fails, ValueError when the answer is not a shape with a confidence,
     and NoSlot when its rate limits have no slot for it now (it is not asked)."""
     choice = row["kind"] == "choice"
