@@ -5,10 +5,10 @@ Each module that owns a value imports it from here (its old name there still wor
 
 from __future__ import annotations
 
-from benchwarmers.upstream.kinds import LISTING_KINDS, LLM_KIND
+from benchwarmers.upstream.kinds import ENDPOINT_KINDS
 
-# Endpoint kinds (bench/admin/endpoints.py): a listing format each, and the `llm` library's.
-KINDS = (*LISTING_KINDS, LLM_KIND)
+# Endpoint kinds (bench/admin/endpoints.py), as upstream/kinds.py registers them.
+KINDS = tuple(ENDPOINT_KINDS)
 
 # `benchwarmers check` (bench/admin/checks.py).
 CHECK_TIMEOUT = 30.0  # seconds per call

@@ -14,11 +14,14 @@ from collections.abc import Sequence
 from benchwarmers.bench.snapshot import EndpointView
 from benchwarmers.catalog.facts import ListedModel
 from benchwarmers.errors import Unavailable
-from benchwarmers.upstream.anthropic_client import ANTHROPIC_KIND
-from benchwarmers.upstream.client import ChatResult, UpstreamPool, bounded
+from benchwarmers.upstream.anthropic_client import AnthropicClient
+from benchwarmers.upstream.chat_wire import ChatResult, EndpointRef
+from benchwarmers.upstream.client import UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
-from benchwarmers.upstream.llm_client import LLM_KIND, LLM_MISSING, LlmClient, llm_installed
-from benchwarmers.upstream.responses_client import RESPONSES_KIND
+from benchwarmers.upstream.kinds import Wire, endpoint_kind
+from benchwarmers.upstream.llm_client import LLM_MISSING, LlmClient, llm_installed
+from benchwarmers.upstream.responses_client import ResponsesClient
+from benchwarmers.upstream.seat_client import SeatClient
 
 LLM_OFF = (
     "models of an llm endpoint are reached through the llm library, which this bench runs only with BENCH_CLIENT=llm"
@@ -29,6 +32,13 @@ class SeatClients:
     def __init__(self, pool: UpstreamPool, client: str) -> None:
         self.pool = pool
         self.llm: LlmClient | None = LlmClient() if client == "llm" else None
+        # The seat client of each wire format (upstream/kinds.py): a kind's endpoints are called by its wire's.
+        self.wires: dict[Wire, SeatClient] = {
+            Wire.chat: pool,
+            Wire.responses: ResponsesClient(pool),
+            Wire.messages: AnthropicClient(pool),
+            Wire.llm: self.llm if self.llm is not None else _LlmOff(),
+        }
 
     def check(self) -> None:
         """Refuse to start with BENCH_CLIENT=llm when the llm library is not installed."""
@@ -53,13 +63,8 @@ class SeatClients:
         """One call; `cap` bounds the answer in bytes (the built-in client also stops reading there);
         `concurrency` is the model's own bound on calls at once, which the llm client keeps;
         `output_cap` the model's known output limit in tokens (Anthropic's max_tokens by default)."""
-        if endpoint.kind == LLM_KIND:
-            return bounded(await self._llm().chat(endpoint.ref, body, timeout, concurrency), cap)
-        if endpoint.kind == RESPONSES_KIND:
-            return await self.pool.respond(endpoint.ref, body, timeout, cap)
-        if endpoint.kind == ANTHROPIC_KIND:
-            return await self.pool.message(endpoint.ref, body, timeout, cap, output_cap)
-        return await self.pool.chat(endpoint.ref, body, timeout, cap)
+        client = self.wires[endpoint_kind(endpoint.kind).wire]
+        return await client.seat(endpoint.ref, body, timeout, cap, concurrency, output_cap)
 
     async def llm_listing(self) -> list[ListedModel]:
         """What an `llm` endpoint lists: the models llm's plugins reach now."""
@@ -78,3 +83,19 @@ class SeatClients:
         await self.pool.aclose()
         if self.llm is not None:
             await self.llm.aclose()
+
+
+class _LlmOff:
+    """The llm wire when BENCH_CLIENT is not llm: every call refused, as an `llm` endpoint's models
+    are reached only through the llm library."""
+
+    async def seat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+        concurrency: int | None = None,
+        output_cap: int | None = None,
+    ) -> ChatResult:
+        raise UpstreamFailure(FailureKind.bad_request, LLM_OFF)

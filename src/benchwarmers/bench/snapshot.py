@@ -28,8 +28,8 @@ from benchwarmers.store import roster
 from benchwarmers.store.changes import config_version
 from benchwarmers.store.records import Collection
 from benchwarmers.store.secrets import SecretBox
-from benchwarmers.upstream.client import EndpointRef
-from benchwarmers.upstream.llm_client import LLM_KIND
+from benchwarmers.upstream.chat_wire import EndpointRef
+from benchwarmers.upstream.kinds import endpoint_kind
 
 EVERY_SHAPE = "*"  # a role pinned for every shape (that has no pin of its own); never a shape's name
 
@@ -207,7 +207,7 @@ async def load_snapshot(conn: AsyncConnection, secrets: SecretBox, allowed_key_e
             retired_at=row["retired_at"],
             next_probe_at=row["next_probe_at"],
             probes=row["probes"] or 0,
-            text_only=endpoint.kind == LLM_KIND,
+            text_only=endpoint_kind(endpoint.kind).text_only,
             # Known before the first call: the free-tier file's limits, under the headers', under the user's.
             limits=known_limits(
                 under_headers(

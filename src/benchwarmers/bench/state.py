@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from benchwarmers.bench.budgets import Budgets
+from benchwarmers.bench.calls.service import ModelCaller
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
 from benchwarmers.bench.history import SeatHistory
@@ -86,6 +87,8 @@ class BenchState:
         # Slots under the providers' limits (bench/pacing.py); a day's allowance counted in memory
         # starts from what the call log says was spent since its reset.
         self.pacer = Pacer(settings.redis_url, seed=self._spent_since)
+        # The one way a model is called: paced, classified and scrubbed (bench/calls/).
+        self.calls = ModelCaller(self.clients, self.pacer, self.snapshot, settings.admin_token)
         self.history = SeatHistory()
         self.budgets = Budgets(self)  # daily budgets' tallies, corrected from the store (bench/budgets.py)
         self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchwarmers.bench.caller import Caller
-from benchwarmers.bench.panels.run import used_tokens
+from benchwarmers.bench.calls.call import used_tokens
 from benchwarmers.bench.state import BenchState
 from benchwarmers.store import suite as store
 from benchwarmers.suite.grading import Graded, pair_verdicts

@@ -30,7 +30,6 @@ from benchwarmers.bench.panels.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels.ids import PanelIds
 from benchwarmers.bench.panels.parse import estimate_tokens, read_content
 from benchwarmers.bench.panels.prepare import request_hash, seat_limits, too_small
-from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.snapshot import Snapshot
@@ -364,9 +363,7 @@ class SuiteRuns:
                 "messages": [{"role": "user", "content": prompt}],
             }
         )
-        outcome = await call_model(
-            self.state.clients,
-            self.state.pacer,
+        outcome = await self.state.calls.call(
             snapshot,
             alias=alias,
             call=f"{call}.judge",

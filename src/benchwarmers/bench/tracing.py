@@ -20,13 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from benchwarmers import __version__
 from benchwarmers.nouns.seats import SeatStatus
+from benchwarmers.upstream.kinds import ENDPOINT_KINDS
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
+    from benchwarmers.bench.panels.prepare import PreparedPanel
     from benchwarmers.bench.snapshot import Snapshot
 
-# Endpoint kinds as the conventions name providers (gen_ai.provider.name); others go as they are.
-PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "groq": "groq", "mistral": "mistral_ai", "ollama": "ollama"}
+# Endpoint kinds as the conventions name providers (gen_ai.provider.name, upstream/kinds.py); others
+# go as they are.
+PROVIDERS = {kind.name: kind.otel for kind in ENDPOINT_KINDS.values() if kind.otel}
 
 
 class Tracing:

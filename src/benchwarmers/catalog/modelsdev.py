@@ -22,6 +22,7 @@ import orjson
 
 from benchwarmers.catalog.facts import ListedModel, free_from_prices
 from benchwarmers.catalog.families import normalise_family
+from benchwarmers.upstream.kinds import ENDPOINT_KINDS
 
 if TYPE_CHECKING:  # upstream imports catalog at run time, not the other way round
     from benchwarmers.upstream.listings import FetchJson
@@ -29,15 +30,8 @@ if TYPE_CHECKING:  # upstream imports catalog at run time, not the other way rou
 MODELS_DEV_URL = "https://models.dev/api.json"
 _PER_MILLION = 1_000_000
 
-# Endpoint kinds that name a models.dev provider. models.dev has no local Ollama provider;
-# `ollama-cloud` uses the same tag names (`gemma3:27b`), and local /api/show facts win anyway.
-KIND_PROVIDERS = {
-    "openrouter": "openrouter",
-    "groq": "groq",
-    "mistral": "mistral",
-    "lmstudio": "lmstudio",
-    "ollama": "ollama-cloud",
-}
+# Endpoint kinds that name a models.dev provider, as upstream/kinds.py registers them.
+KIND_PROVIDERS = {kind.name: kind.modelsdev for kind in ENDPOINT_KINDS.values() if kind.modelsdev}
 # Hosts of providers whose models.dev entry has no `api` URL, or an older one.
 HOST_PROVIDERS = {
     "openrouter.ai": "openrouter",

@@ -21,8 +21,10 @@ from urllib.parse import quote
 import orjson
 
 from benchwarmers.catalog.facts import ListedModel
+from benchwarmers.upstream.chat_wire import ChatResult, EndpointRef, bounded, key_secrets, parsed
+from benchwarmers.upstream.content import content_text
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure, classify_response
-from benchwarmers.upstream.kinds import ANTHROPIC_KIND as ANTHROPIC_KIND
+from benchwarmers.upstream.seat_client import SeatPost
 
 ANTHROPIC_VERSION = "2023-06-01"
 # Anthropic requires max_tokens. Unless the caller sets one, a seat may write the model's known output
@@ -53,14 +55,6 @@ def auth_headers(api_key: str | None) -> dict[str, str]:
     if api_key:
         headers["x-api-key"] = api_key
     return headers
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
 
 
 def _image(part: Mapping[str, Any]) -> dict[str, Any]:
@@ -111,11 +105,11 @@ def _turns(messages: Sequence[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             continue
         role, content = message.get("role"), message.get("content")
         if role in ("system", "developer"):
-            system.append(_text(content))
+            system.append(content_text(content))
             continue
         if role == "tool":
             call_id = str(message.get("tool_call_id", ""))
-            role, blocks = "user", [{"type": "tool_result", "tool_use_id": call_id, "content": _text(content)}]
+            role, blocks = "user", [{"type": "tool_result", "tool_use_id": call_id, "content": content_text(content)}]
         elif role == "assistant":
             blocks = _blocks(content) + [_tool_use(call) for call in message.get("tool_calls") or ()]
         else:
@@ -318,3 +312,30 @@ async def fetch_anthropic(
         for model in parse_anthropic(page):
             found.setdefault(model.model_id, model)
     return list(found.values())
+
+
+class AnthropicClient:
+    """The `SeatClient` of Anthropic's Messages API (upstream/seat_client.py), posting through the pool."""
+
+    def __init__(self, pool: SeatPost) -> None:
+        self.pool = pool
+
+    async def seat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+        concurrency: int | None = None,
+        output_cap: int | None = None,
+    ) -> ChatResult:
+        """A seat on an Anthropic-format endpoint: the chat body sent as `POST {base}/v1/messages`, the
+        Message read back as a chat result. `output_cap` is the model's known output limit, what
+        max_tokens defaults to."""
+        path = api_path(endpoint.base_url, "messages")
+        reply = await self.pool.post_seat(endpoint, path, messages_request(body, output_cap), timeout, cap)
+        secrets = key_secrets(endpoint)
+        data = parsed(reply, secrets) if reply.cut else None
+        text, calls, usage, finish, model = read_message(reply.status, reply.headers, reply.body, secrets, data)
+        result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
+        return bounded(result, cap, reply.cut)

@@ -1,7 +1,9 @@
 """What went wrong upstream, in the few kinds the bench acts on.
 
 The bench cools a model down on `rate_limited`, lowers its learned window on `context_too_long`,
-and merely records the rest. Messages are scrubbed here, once, so no caller can leak a key.
+and merely records the rest. A message is scrubbed here of key-shaped text and the secrets its
+call knew (the endpoint's own key); what a model call gives back, answer and error, is scrubbed of
+every secret the bench knows once more, in one place: the model-calling service (bench/calls/).
 """
 
 from __future__ import annotations

@@ -34,9 +34,8 @@ import orjson
 from pydantic import ValidationError
 
 from benchwarmers.catalog.facts import ListedModel
-from benchwarmers.upstream.client import ChatResult, EndpointRef
+from benchwarmers.upstream.chat_wire import ChatResult, EndpointRef, bounded
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure, failure_from_exception, timeout_failure
-from benchwarmers.upstream.kinds import LLM_KIND as LLM_KIND  # named there, for bench/bounds.py
 
 if TYPE_CHECKING:
     import llm
@@ -348,6 +347,19 @@ class LlmClient:
             seconds=time.perf_counter() - started,
             model=model_id,
         )
+
+    async def seat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+        concurrency: int | None = None,
+        output_cap: int | None = None,
+    ) -> ChatResult:
+        """The llm client as a `SeatClient` (upstream/seat_client.py): its answer bounded by `cap`
+        once the plugin has given it (a plugin is not read as it writes)."""
+        return bounded(await self.chat(endpoint, body, timeout, concurrency), cap)
 
     async def aclose(self) -> None:
         # A sync plugin call past its timeout cannot be stopped; it is left to finish on its own.

@@ -13,9 +13,11 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.upstream.chat_wire import ChatResult, EndpointRef, bounded, key_secrets, parsed
+from benchwarmers.upstream.content import content_text
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure, classify_response
+from benchwarmers.upstream.seat_client import SeatPost
 
-RESPONSES_KIND = "responses"
 # Chat fields with the same meaning in a Responses request.
 _SAME = ("temperature", "top_p", "parallel_tool_calls", "user", "metadata")
 
@@ -34,14 +36,6 @@ def _part(part: Any) -> dict[str, Any] | None:
     return None
 
 
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return ""
-
-
 def _input(messages: Sequence[Any]) -> tuple[str | None, list[dict[str, Any]]]:
     """System messages become `instructions`; the rest become input items."""
     instructions: list[str] = []
@@ -51,17 +45,17 @@ def _input(messages: Sequence[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             continue
         role, content = message.get("role"), message.get("content")
         if role in ("system", "developer"):
-            instructions.append(_text(content))
+            instructions.append(content_text(content))
         elif role == "tool":
             items.append(
                 {
                     "type": "function_call_output",
                     "call_id": str(message.get("tool_call_id", "")),
-                    "output": _text(content),
+                    "output": content_text(content),
                 }
             )
         elif role == "assistant":
-            if text := _text(content):
+            if text := content_text(content):
                 items.append({"role": "assistant", "content": [{"type": "output_text", "text": text}]})
             for call in message.get("tool_calls") or ():
                 function = call.get("function") or {}
@@ -77,7 +71,7 @@ def _input(messages: Sequence[Any]) -> tuple[str | None, list[dict[str, Any]]]:
             parts = [found for part in content if (found := _part(part)) is not None]
             items.append({"role": "user", "content": parts})
         else:
-            items.append({"role": "user", "content": [{"type": "input_text", "text": _text(content)}]})
+            items.append({"role": "user", "content": [{"type": "input_text", "text": content_text(content)}]})
     return ("\n\n".join(instructions) or None), items
 
 
@@ -169,3 +163,28 @@ def read_response(
     finish = "length" if incomplete else "tool_calls" if calls else "stop"
     model = data.get("model")
     return "".join(texts), calls, _usage(data.get("usage")), finish, model if isinstance(model, str) else None
+
+
+class ResponsesClient:
+    """The `SeatClient` of the Responses API (upstream/seat_client.py), posting through the pool."""
+
+    def __init__(self, pool: SeatPost) -> None:
+        self.pool = pool
+
+    async def seat(
+        self,
+        endpoint: EndpointRef,
+        body: bytes | Sequence[bytes],
+        timeout: float,  # noqa: ASYNC109
+        cap: int | None = None,
+        concurrency: int | None = None,
+        output_cap: int | None = None,
+    ) -> ChatResult:
+        """A seat on a Responses-API endpoint: the chat body sent as `POST {base}/responses`, the
+        Response read back as a chat result."""
+        reply = await self.pool.post_seat(endpoint, "/responses", responses_request(body), timeout, cap)
+        secrets = key_secrets(endpoint)
+        data = parsed(reply, secrets) if reply.cut else None
+        text, calls, usage, finish, model = read_response(reply.status, reply.headers, reply.body, secrets, data)
+        result = ChatResult(text, usage, reply.status, reply.headers, reply.seconds, model, calls, finish)
+        return bounded(result, cap, reply.cut)

@@ -22,10 +22,9 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.bounds import CHECK_TIMEOUT
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.names import close_matches
 from benchwarmers.bench.pacing import scopes_of
-from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
-from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import NotFound
@@ -81,15 +80,8 @@ def _body(model_id: str, content: Any) -> bytes:
     )
 
 
-def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
-    found = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
-    return [*found, state.settings.admin_token] if state.settings.admin_token else found
-
-
 async def _call(state: BenchState, snapshot: Snapshot, model: ModelView, content: Any, per_call: float) -> SeatOutcome:
-    outcome = await call_model(
-        state.clients,
-        state.pacer,
+    return await state.calls.call(
         snapshot,
         alias=model.alias,
         call=f"check:{model.alias}",
@@ -98,8 +90,6 @@ async def _call(state: BenchState, snapshot: Snapshot, model: ModelView, content
         seat_timeout=per_call,
         tokens=PROBE_TOKENS,  # a one-token question: paced like any call, never much of a budget
     )
-    scrub_outcome(outcome, _secrets(state, snapshot))
-    return outcome
 
 
 def claims_vision(by_source: Mapping[str, Mapping[str, Any]]) -> bool:
@@ -266,7 +256,7 @@ async def check_endpoint(state: BenchState, endpoint: EndpointView, per_call: fl
     try:
         listed = await fetch_listing(endpoint.kind, endpoint.base_url, fetch_json)
     except UpstreamFailure as failure:
-        message = scrub_text(str(failure), _secrets(state, await state.snapshot()))
+        message = scrub_text(str(failure), state.calls.secrets(await state.snapshot()))
         if failure.kind in (FailureKind.connection, FailureKind.timeout):
             fix = f"nothing answers at {endpoint.base_url}: is it running, is the URL right?"
             return EndpointCheck(endpoint.name, "unreachable", False, key, message, fix)

@@ -18,7 +18,7 @@ from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.llm_client import LLM_KIND
+from benchwarmers.upstream.kinds import endpoint_kind
 
 TEST_TIMEOUT = 15.0  # seconds the listing call of a connection test may take
 
@@ -50,7 +50,7 @@ async def edit_endpoint(
             raise NotFound(f"no endpoint {name!r}; endpoints: {known}", param="name", code="endpoint_not_found")
         values: dict[str, Any] = {}
         if base_url is not None:
-            if row["kind"] == LLM_KIND:
+            if not endpoint_kind(row["kind"]).at_url:
                 raise InvalidRequest("an llm endpoint has no URL to change", param="base_url")
             values["base_url"] = check_base_url(base_url)
         if api_key:

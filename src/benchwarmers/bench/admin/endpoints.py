@@ -27,7 +27,8 @@ from benchwarmers.store import collection_rows, roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.records import CollectionFields
 from benchwarmers.upstream.failures import UpstreamFailure
-from benchwarmers.upstream.llm_client import LLM_BASE_URL, LLM_KIND
+from benchwarmers.upstream.kinds import endpoint_kind
+from benchwarmers.upstream.llm_client import LLM_BASE_URL
 
 ENDPOINT_NAME = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -107,7 +108,7 @@ class Endpoints:
         check_endpoint_name(name)
         if kind not in KINDS:
             raise InvalidRequest(f"kind {kind!r} is not known; kinds are: {', '.join(KINDS)}", param="kind")
-        url = self._llm_base(base_url, api_key_env, api_key) if kind == LLM_KIND else check_base_url(base_url)
+        url = check_base_url(base_url) if endpoint_kind(kind).at_url else self._llm_base(base_url, api_key_env, api_key)
         if api_key_env and api_key:
             raise InvalidRequest("give either --api-key-env or --api-key, not both", param="api_key")
         if api_key_env and not ENV_NAME.match(api_key_env):

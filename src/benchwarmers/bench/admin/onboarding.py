@@ -11,7 +11,7 @@ from benchwarmers.bench.admin.presets import PRESETS, Preset, preset
 from benchwarmers.bench.snapshot import ModelView
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import BenchError
-from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.chat_wire import EndpointRef
 from benchwarmers.upstream.listings import fetch_listing, root_of
 
 DETECT_TIMEOUT = 2.0  # seconds per request: a local server answers at once or is not there

@@ -10,8 +10,9 @@ import re
 from typing import Any
 
 from benchwarmers.bench.bounds import DECISION
+from benchwarmers.bench.calls.service import NoSlot
 from benchwarmers.bench.names import suggest
-from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, NoSlot, ask_decision_model
+from benchwarmers.bench.panels.shapes import CHOICE_PATHS, KINDS, ask_decision_model
 from benchwarmers.bench.snapshot import EVERY_SHAPE
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, Unavailable, UpstreamRefused
@@ -38,7 +39,7 @@ class ShapeAdmin:
         row = {"alias": alias, "kind": kind, "path": None}
         if kind == "chat":
             try:
-                await ask_decision_model(self.state.clients, self.state.pacer, snapshot, row, model, PROBE)
+                await ask_decision_model(self.state.calls, snapshot, row, model, PROBE)
             except NoSlot as exc:
                 raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except UpstreamFailure as exc:
@@ -54,9 +55,7 @@ class ShapeAdmin:
         failures = []
         for path in CHOICE_PATHS:
             try:
-                await ask_decision_model(
-                    self.state.clients, self.state.pacer, snapshot, {**row, "path": path}, model, PROBE
-                )
+                await ask_decision_model(self.state.calls, snapshot, {**row, "path": path}, model, PROBE)
             except NoSlot as exc:
                 raise Unavailable(f"{alias} was not asked: {exc}; try again shortly", param="alias") from None
             except (UpstreamFailure, ValueError) as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
@@ -21,10 +22,9 @@ from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagR
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
 from benchwarmers.nouns.gateway import GatewaySettings
-from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
+from benchwarmers.redaction import redact_request
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody
-from benchwarmers.upstream.failures import UpstreamFailure
 
 
 @dataclass
@@ -53,26 +53,6 @@ class PreparedPanel:
     snapshot: Snapshot | None = None  # the config it was seated with, which it runs with too
 
 
-@dataclass
-class SeatOutcome:
-    call: str
-    seat: str
-    alias: str
-    endpoint: str
-    status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
-    seconds: float
-    answer: str = ""
-    error: str = ""
-    failure: UpstreamFailure | None = None
-    usage: dict[str, Any] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    frees_at: float | None = None  # paced or cooling: when the model may be called again
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
-    finish_reason: str | None = None  # as the model gave it; `length` when the answer cap cut it
-    truncated_at: int | None = None  # the answer was cut to its first this many bytes (answer_cap_kb)
-    stands_in_for: str | None = None  # a stand-in seat: the member whose place it took on this panel
-
-
 PICK_CHECKS = ("tools", "tool_choice", "response_format")
 
 
@@ -85,16 +65,6 @@ def reserved_tokens(estimate: int, body: dict[str, Any]) -> int:
 
 def request_hash(body_bytes: bytes | bytearray) -> str:
     return hashlib.sha256(body_bytes).hexdigest()
-
-
-def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
-    """Remove every secret the bench knows from what a call gave back, before it is used, kept or shown."""
-    outcome.answer = scrub_answer(outcome.answer, secrets)
-    for call in outcome.tool_calls:
-        # A tool call is an answer: its arguments are scrubbed like text (its name is the caller's own).
-        call["function"]["arguments"] = scrub_answer(call["function"]["arguments"], secrets)
-    if outcome.error:
-        outcome.error = scrub_text(outcome.error, secrets)
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, size: PromptSize) -> Candidate:

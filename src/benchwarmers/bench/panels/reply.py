@@ -12,7 +12,7 @@ from benchwarmers.nouns.seats import ANSWERED
 from benchwarmers.store.records import SkippedSeat
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
 
 
 class PublicSeat(TypedDict):

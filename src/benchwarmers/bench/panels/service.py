@@ -15,6 +15,7 @@ import orjson
 from benchwarmers.bench.bounds import MERGER
 from benchwarmers.bench.budgets import panel_tokens
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.posterior import from_history
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.panels.ids import PanelIds, seat_call
@@ -24,13 +25,11 @@ from benchwarmers.bench.panels.pick import Picked, pick_seat
 from benchwarmers.bench.panels.prepare import (
     Draft,
     PreparedPanel,
-    SeatOutcome,
     direct_collection,
     fixed_shape,
     read_request,
     refuse_nominees_beyond,
     resolve_collection,
-    scrub_outcome,
     seat_panel,
 )
 from benchwarmers.bench.panels.record import Recorder
@@ -49,7 +48,7 @@ from benchwarmers.bench.panels.reply import (
     verdict_hint,
 )
 from benchwarmers.bench.panels.reservations import Reservations, panel_bound
-from benchwarmers.bench.panels.run import ClientGone, call_model, run_seats
+from benchwarmers.bench.panels.run import ClientGone, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
 from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.snapshot import Snapshot
@@ -306,15 +305,14 @@ class Panels:
         started = time.perf_counter()
         timeout = snapshot.gateway.seat_timeout
         self.state.clients.configure(snapshot.gateway.endpoint_concurrency)
-        outcomes = await run_seats(self.state.clients, self.state.pacer, snapshot, panel, timeout, disconnected)
+        # Each outcome comes back scrubbed (bench/calls/): the merger must not be sent one provider's
+        # key echoed by another.
+        outcomes = await run_seats(self.state.calls, snapshot, panel, timeout, disconnected)
         secrets = self.known_secrets(snapshot, panel)
-        # Before anything reads them: the merger must not be sent one provider's key echoed by another.
-        for outcome in (*outcomes, *panel.decisions):
-            scrub_outcome(outcome, secrets)
         panel.shape_by = scrub_text(panel.shape_by, secrets)
         merged: Merged | None = None
         if panel.reply == "merged" and not (disconnected and disconnected.is_set()):
-            merged = await self._merge(panel, outcomes, snapshot, timeout, secrets)
+            merged = await self._merge(panel, outcomes, snapshot, timeout)
         picked: Picked | None = None
         if panel.reply == "pick":
             seated = [o.alias for o in outcomes if o.seat in calls.SEATED_KINDS]
@@ -335,11 +333,7 @@ class Panels:
         """Every secret the bench knows while running this panel: the endpoints' provider keys (and
         those llm keeps for its plugins), the admin token, and what the request's image URLs carried.
         (Gateway keys are stored only hashed; anything shaped like one is scrubbed by its form.)"""
-        found = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
-        found += self.state.clients.secrets()
-        if self.state.settings.admin_token:
-            found.append(self.state.settings.admin_token)
-        return [*found, *panel.hidden]
+        return [*self.state.calls.secrets(snapshot), *panel.hidden]
 
     async def _merge(
         self,
@@ -347,7 +341,6 @@ class Panels:
         outcomes: list[SeatOutcome],
         snapshot: Snapshot,
         seat_timeout: float,
-        secrets: list[str],
     ) -> Merged:
         # The merger is told which answers the cap cut, as the reader is.
         answers = [
@@ -374,9 +367,7 @@ class Panels:
                 f"(about {plan.needed_tokens:,} tokens), so here is every answer"
             )
         body = orjson.dumps({"model": snapshot.models[plan.alias].model_id, "stream": False, "messages": plan.messages})
-        outcome = await call_model(
-            self.state.clients,
-            self.state.pacer,
+        outcome = await self.state.calls.call(
             snapshot,
             alias=plan.alias,
             call=seat_call(panel.panel_id, "merger"),
@@ -384,8 +375,8 @@ class Panels:
             body=body,
             seat_timeout=seat_timeout,
             tokens=plan.needed_tokens,
+            hidden=panel.hidden,
         )
-        scrub_outcome(outcome, secrets)
         merged = Merged(outcome=outcome, order=plan.order, rule=plan.rule)
         if outcome.status in calls.NOT_CALLED:
             merged.note = f"the merger {plan.alias} was not called ({outcome.error}), so here is every answer"

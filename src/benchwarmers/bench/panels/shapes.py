@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.bounds import DECISION
-from benchwarmers.bench.clients import SeatClients
-from benchwarmers.bench.pacing import Pacer, Refusal, scopes_of
+from benchwarmers.bench.calls.call import not_called
+from benchwarmers.bench.calls.service import ModelCaller, NoSlot
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.panels.parse import estimate_tokens, request_text
-from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
-from benchwarmers.bench.panels.run import not_called, used_tokens
+from benchwarmers.bench.panels.prepare import Draft, explorers_to_fill
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
-from benchwarmers.upstream.kinds import ANTHROPIC_KIND
+from benchwarmers.upstream.kinds import OPENWEBUI_PASSTHROUGH as OPENWEBUI_PASSTHROUGH
+from benchwarmers.upstream.kinds import endpoint_kind
 from benchwarmers.upstream.listings import root_of
-from benchwarmers.upstream.llm_client import LLM_KIND
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -37,18 +37,8 @@ KINDS = ("chat", "choice")
 # Native decision APIs speak System One; providers mount it at different paths (Inception and
 # OpenRouter: `decisions`; Ollama: `systemone`). Onboarding records the one that answered.
 CHOICE_PATHS = ("decisions", "systemone")
-# Open WebUI proxies any path under `/openai/` to its first OpenAI connection (`{url}/{path}`).
-OPENWEBUI_PASSTHROUGH = "{root}/openai/{path}"
 STATE_LIMIT = 6_000  # characters of the request a decision model reads: enough to tell the task
 DECISION_TOKENS = 100  # what a decision model may write (chat_body's max_tokens)
-
-
-class NoSlot(Exception):
-    """The decision model has no free slot under its rate limits: it was not asked."""
-
-    def __init__(self, refusal: Refusal) -> None:
-        super().__init__(refusal.why)
-        self.refusal = refusal
 
 
 @dataclass(frozen=True)
@@ -184,9 +174,7 @@ class ShapeDecider:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(max(0.0, deadline - time.monotonic())):
-                shape, confidence, raw = await ask_decision_model(
-                    self.state.clients, self.state.pacer, snapshot, row, model, summary
-                )
+                shape, confidence, raw = await ask_decision_model(self.state.calls, snapshot, row, model, summary)
         except TimeoutError:
             outcome.error = f"timeout after {budget:g}s"  # the budget all decision models share
         except NoSlot as exc:
@@ -206,41 +194,35 @@ class ShapeDecider:
 
 
 def choice_url(kind: str, base_url: str, path: str) -> str:
-    """Where an endpoint's native decision API answers on `path`: `{base}/{path}`; through Open WebUI,
-    its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own base (`.../api`) serves no decision API."""
-    if kind in (LLM_KIND, ANTHROPIC_KIND):
+    """Where an endpoint's native decision API answers on `path`, as its kind says (upstream/kinds.py):
+    `{base}/{path}`; through Open WebUI, its passthrough (`OPENWEBUI_PASSTHROUGH`), since its own
+    base (`.../api`) serves no decision API."""
+    where = endpoint_kind(kind).decision_api
+    if where is None:
         raise UpstreamFailure(
             FailureKind.bad_request, f"an {kind} endpoint serves no decision API; add its model with --kind chat"
         )
-    if kind == "openwebui":
-        return OPENWEBUI_PASSTHROUGH.format(root=root_of(base_url).removesuffix("/api"), path=path)
-    return f"{base_url.rstrip('/')}/{path}"
+    root = root_of(base_url).removesuffix("/api") if "{root}" in where else ""
+    return where.format(base=base_url.rstrip("/"), root=root, path=path)
 
 
 async def ask_decision_model(
-    clients: SeatClients, pacer: Pacer, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
+    calls: ModelCaller, snapshot: Snapshot, row: dict[str, Any], model: ModelView, summary: str
 ) -> tuple[str, float, str]:
-    """One question to a decision model: (shape, confidence, raw answer). Raises UpstreamFailure
-    when the call fails, ValueError when the answer is not a shape with a confidence, and NoSlot
-    when its rate limits have no slot for it now (it is not asked)."""
+    """One question to a decision model: (shape, confidence, its raw answer scrubbed). Raises
+    UpstreamFailure when the call fails, ValueError when the answer is not a shape with a confidence,
+    and NoSlot when its rate limits have no slot for it now (it is not asked)."""
+    choice = row["kind"] == "choice"
     view = snapshot.endpoints[model.endpoint]
-    if view.key_refused:
-        raise UpstreamFailure(FailureKind.auth, view.key_refused)
-    if row["kind"] == "choice":
-        payload = choice_body(model.model_id, summary, snapshot.shapes)
-    else:
-        payload = chat_body(model.model_id, summary, snapshot.shapes)
+    # Where a native decision API answers (a kind that serves none refuses here, before a slot is
+    # taken); a refused key is refused first, by the caller.
+    url = choice_url(view.kind, view.base_url, row["path"]) if choice and not view.key_refused else None
+    payload = (choice_body if choice else chat_body)(model.model_id, summary, snapshot.shapes)
     body = orjson.dumps(payload)
-    slot = await pacer.take(scopes_of(snapshot, model.alias), estimate_tokens(len(body), 0) + DECISION_TOKENS)
-    if isinstance(slot, Refusal):
-        raise NoSlot(slot)
-    if row["kind"] == "choice":
-        url = choice_url(view.kind, view.base_url, row["path"])
-        data = await clients.pool.request_json(view.ref, "POST", url, json=payload)
-        shape, confidence = parse_choice_answer(data, snapshot.shapes)
-        return shape, confidence, orjson.dumps(data).decode()
-    result = await clients.chat(view, body, snapshot.gateway.decision_timeout)
-    await pacer.settle(slot, used_tokens(result.usage))
-    await pacer.align(model.alias, result.headers, model.limits)
-    shape, confidence = parse_chat_answer(result.answer, snapshot.shapes)
-    return shape, confidence, result.answer
+    tokens = estimate_tokens(len(body), 0) + DECISION_TOKENS
+    raw = await calls.ask(snapshot, model.alias, body, tokens=tokens, url=url)
+    if choice:
+        shape, confidence = parse_choice_answer(orjson.loads(raw), snapshot.shapes)
+    else:
+        shape, confidence = parse_chat_answer(raw, snapshot.shapes)
+    return shape, confidence, raw

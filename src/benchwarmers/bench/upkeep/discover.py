@@ -29,14 +29,13 @@ from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.settings import is_loopback
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
+from benchwarmers.upstream.kinds import endpoint_kind
 
 if TYPE_CHECKING:
     from benchwarmers.bench.snapshot import EndpointView, Snapshot
     from benchwarmers.bench.state import BenchState
     from benchwarmers.catalog.free_tiers import FreeTiers
 
-# A local server runs only what was pulled onto it: it does not reach a models.dev provider's list.
-_LOCAL_KINDS = frozenset({"ollama", "lmstudio", "llamacpp", "vllm"})
 ONBOARD_TIMEOUT = 20.0  # seconds per probe call when a model is added
 
 
@@ -65,7 +64,7 @@ class Found:
 
 def endpoint_provider(catalog: ModelsDev, endpoint: EndpointView) -> str | None:
     """The models.dev provider an endpoint serves: by its kind, else by its base URL's host."""
-    if endpoint.kind in _LOCAL_KINDS:
+    if endpoint_kind(endpoint.kind).local:  # it runs only what was pulled onto it
         return None
     found = provider_for(endpoint.kind, endpoint.base_url)
     host = urlsplit(endpoint.base_url).hostname or ""

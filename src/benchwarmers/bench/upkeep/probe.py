@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.retirement import probe_delay, restore
-from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
-from benchwarmers.bench.panels.run import call_model
 from benchwarmers.store import roster
 from benchwarmers.store.calls import ANSWERED
 from benchwarmers.store.changes import record_change
@@ -51,16 +50,9 @@ def probe_body(model_id: str) -> bytes:
     )
 
 
-def _secrets(state: BenchState, snapshot: Snapshot) -> list[str]:
-    """What no error may carry: every endpoint's key and the admin token (as a panel scrubs them)."""
-    found = [e.ref.api_key for e in snapshot.endpoints.values() if e.ref.api_key]
-    return [*found, state.settings.admin_token] if state.settings.admin_token else found
-
-
 async def _ask(state: BenchState, snapshot: Snapshot, alias: str, seat_timeout: float) -> SeatOutcome:
-    outcome = await call_model(
-        state.clients,
-        state.pacer,
+    # Scrubbed by the caller as a panel's seats are: no error carries a key or the admin token.
+    return await state.calls.call(
         snapshot,
         alias=alias,
         call=f"probe:{alias}",
@@ -69,8 +61,6 @@ async def _ask(state: BenchState, snapshot: Snapshot, alias: str, seat_timeout: 
         seat_timeout=seat_timeout,
         tokens=PROBE_TOKENS,  # a one-token question: paced like any call, never much of a budget
     )
-    scrub_outcome(outcome, _secrets(state, snapshot))
-    return outcome
 
 
 async def probe_due(state: BenchState, now: float | None = None) -> list[Probed]:

@@ -36,10 +36,10 @@ from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.client import EndpointRef
+from benchwarmers.upstream.chat_wire import EndpointRef
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
+from benchwarmers.upstream.kinds import endpoint_kind
 from benchwarmers.upstream.listings import fetch_listing
-from benchwarmers.upstream.llm_client import LLM_KIND
 
 if TYPE_CHECKING:
     from benchwarmers.bench.state import BenchState
@@ -134,7 +134,7 @@ async def refresh_endpoint(state: BenchState, name: str, *, actor: str | None = 
         return await state.upstream.request_json(ref, method, url, json=body)
 
     try:
-        if row["kind"] == LLM_KIND:
+        if not endpoint_kind(row["kind"]).at_url:
             listed = await state.clients.llm_listing()
         else:
             listed = await fetch_listing(row["kind"], row["base_url"], fetch_json)
