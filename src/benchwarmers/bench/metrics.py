@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from prometheus_client.registry import CollectorRegistry
 
-    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # Seconds: a seat is a model call (100 ms to minutes); a commit is a database write (ms).

@@ -17,7 +17,8 @@ from benchwarmers.store.calls import SEATED_KINDS
 from benchwarmers.store.prompt_usage import recent_prompt_usage
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
+    from benchwarmers.bench.panels.prepare import PreparedPanel
 
 
 def teaches(panel: PreparedPanel) -> bool:

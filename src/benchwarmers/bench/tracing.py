@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from benchwarmers import __version__
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
+    from benchwarmers.bench.panels.prepare import PreparedPanel
     from benchwarmers.bench.snapshot import Snapshot
 
 # Endpoint kinds as the conventions name providers (gen_ai.provider.name); others go as they are.

@@ -22,9 +22,10 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.bounds import CHECK_TIMEOUT
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.names import close_matches
 from benchwarmers.bench.pacing import scopes_of
-from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
+from benchwarmers.bench.panels.prepare import scrub_outcome
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.bench.snapshot import EndpointView, ModelView, Snapshot
 from benchwarmers.bench.state import BenchState

@@ -22,8 +22,8 @@ from benchwarmers.upstream.failures import FailureKind, caused_by_request, conte
 from benchwarmers.upstream.ratelimits import announced_windows
 
 if TYPE_CHECKING:
+    from benchwarmers.bench.core.outcomes import SeatOutcome
     from benchwarmers.bench.history import SeatHistory
-    from benchwarmers.bench.panels.prepare import SeatOutcome
     from benchwarmers.bench.snapshot import ModelView, Snapshot
 
 DEFAULT_COOLDOWN = 60.0

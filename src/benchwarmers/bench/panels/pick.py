@@ -25,7 +25,7 @@ from benchwarmers.errors import InvalidRequest
 # (whose services reach this module) would otherwise spend a tenth of a second loading it.
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
 from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
@@ -23,7 +24,6 @@ from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
 from benchwarmers.redaction import redact_request, scrub_answer, scrub_text
 from benchwarmers.store.records import Collection, CollectionFields
 from benchwarmers.upstream.client import ChatBody
-from benchwarmers.upstream.failures import UpstreamFailure
 
 
 @dataclass
@@ -50,26 +50,6 @@ class PreparedPanel:
     decisions: tuple[SeatOutcome, ...] = ()
     checks: dict[str, Any] = field(default_factory=dict)  # tools, tool_choice, response_format: what a pick checks
     snapshot: Snapshot | None = None  # the config it was seated with, which it runs with too
-
-
-@dataclass
-class SeatOutcome:
-    call: str
-    seat: str
-    alias: str
-    endpoint: str
-    status: str  # ok | empty | error | paced | cooling | retired (the last three: not called)
-    seconds: float
-    answer: str = ""
-    error: str = ""
-    failure: UpstreamFailure | None = None
-    usage: dict[str, Any] | None = None
-    headers: dict[str, str] = field(default_factory=dict)
-    frees_at: float | None = None  # paced or cooling: when the model may be called again
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)  # {id, type, function: {name, arguments}}
-    finish_reason: str | None = None  # as the model gave it; `length` when the answer cap cut it
-    truncated_at: int | None = None  # the answer was cut to its first this many bytes (answer_cap_kb)
-    stands_in_for: str | None = None  # a stand-in seat: the member whose place it took on this panel
 
 
 PICK_CHECKS = ("tools", "tool_choice", "response_format")

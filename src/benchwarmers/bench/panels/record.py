@@ -19,7 +19,7 @@ from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
     from benchwarmers.bench.state import BenchState
 
 

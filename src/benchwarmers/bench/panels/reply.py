@@ -11,7 +11,7 @@ import orjson
 from benchwarmers.store.records import SkippedSeat
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.panels.prepare import SeatOutcome
+    from benchwarmers.bench.core.outcomes import SeatOutcome
 
 
 class PublicSeat(TypedDict):

@@ -22,10 +22,11 @@ from dataclasses import replace
 from typing import Any
 
 from benchwarmers.bench.clients import SeatClients
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.retirement import retired_note
 from benchwarmers.bench.pacing import Pacer, Refusal, Slot, scopes_of
 from benchwarmers.bench.panels.ids import seat_call
-from benchwarmers.bench.panels.prepare import PreparedPanel, SeatOutcome
+from benchwarmers.bench.panels.prepare import PreparedPanel
 from benchwarmers.bench.panels.seating import SPARES, Candidate, Seat, SeatPlan, best_first, family_of
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store.calls import RETIRED

@@ -14,6 +14,7 @@ import orjson
 
 from benchwarmers.bench.budgets import panel_tokens
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.posterior import from_history
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.roles import MERGER
@@ -24,7 +25,6 @@ from benchwarmers.bench.panels.pick import Picked, pick_seat
 from benchwarmers.bench.panels.prepare import (
     Draft,
     PreparedPanel,
-    SeatOutcome,
     direct_collection,
     fixed_shape,
     read_request,

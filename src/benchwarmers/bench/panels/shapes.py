@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.clients import SeatClients
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.roles import DECISION
 from benchwarmers.bench.pacing import Pacer, Refusal, scopes_of
 from benchwarmers.bench.panels.parse import estimate_tokens, request_text
-from benchwarmers.bench.panels.prepare import Draft, SeatOutcome, explorers_to_fill
+from benchwarmers.bench.panels.prepare import Draft, explorers_to_fill
 from benchwarmers.bench.panels.run import not_called, used_tokens
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.kinds import ANTHROPIC_KIND

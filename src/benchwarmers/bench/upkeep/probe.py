@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.evidence.retirement import probe_delay, restore
-from benchwarmers.bench.panels.prepare import SeatOutcome, scrub_outcome
+from benchwarmers.bench.panels.prepare import scrub_outcome
 from benchwarmers.bench.panels.run import call_model
 from benchwarmers.store import roster
 from benchwarmers.store.calls import ANSWERED
