@@ -1,5 +1,5 @@
 """Each model's characters a token, learned from the prompt tokens its seats reported (the arithmetic
-is bench/panels/estimate.py): what a panel stores for it, what its seats teach, and the reload.
+is bench/core/estimate.py): what a panel stores for it, what its seats teach, and the reload.
 
 Kept in memory per process and read again from the seats at start; a panel's own seats teach this
 process at once, other processes' seats at its next start (until then it errs high, by its margin).
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.bench.panels.estimate import MIN_CHARS, Ratios
+from benchwarmers.bench.core.estimate import MIN_CHARS, Ratios
 from benchwarmers.store.calls import SEATED_KINDS
 from benchwarmers.store.prompt_usage import recent_prompt_usage
 

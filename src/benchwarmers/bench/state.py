@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from benchwarmers.bench.budgets import Budgets
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
+from benchwarmers.bench.core.estimate import Ratios
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer, Scope
-from benchwarmers.bench.panels.estimate import Ratios
 from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing

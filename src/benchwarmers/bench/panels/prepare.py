@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwarmers.bench.admin.collection_rules import catalogue
+from benchwarmers.bench.core.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.core.outcomes import SeatOutcome
 from benchwarmers.bench.names import suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
-from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
 from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagRules, explorer_count, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
@@ -77,7 +77,7 @@ def scrub_outcome(outcome: SeatOutcome, secrets: Sequence[str]) -> None:
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, size: PromptSize) -> Candidate:
-    # The current epoch's evidence (bench/evidence/epochs.py): what the model is now, not what it was.
+    # The current epoch's evidence (bench/core/epochs.py): what the model is now, not what it was.
     useful, not_useful = history.current.get((model.alias, shape), (0, 0))
     return Candidate(
         alias=model.alias,

@@ -24,9 +24,9 @@ from urllib.parse import urlsplit
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.aliases import listed_alias
+from benchwarmers.bench.evidence.identity import identity_change, raise_change
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
-from benchwarmers.bench.upkeep.identity import identity_change, raise_change
 from benchwarmers.catalog import free_tiers
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
