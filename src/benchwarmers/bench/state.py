@@ -19,7 +19,6 @@ from benchwarmers.bench.core.estimate import Ratios
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer, Scope
-from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing
 from benchwarmers.catalog.pace import Limit
@@ -40,6 +39,7 @@ from benchwarmers.store.db import (
     writer_transaction,
 )
 from benchwarmers.store.disk import data_folder, disk_full, free_bytes, size_text
+from benchwarmers.store.prompt_usage import recent_prompt_usage
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -74,6 +74,14 @@ def checkpoint_due(seconds_since_last: float, log_frames: Callable[[], int]) -> 
     return seconds_since_last >= CHECKPOINT_SECONDS or log_frames() >= CHECKPOINT_FRAMES
 
 
+async def load_ratios(conn: AsyncConnection) -> Ratios:
+    """Each model's characters a token, read again from its seats' reported usage (bench/panels/prompt_ratios.py)."""
+    ratios = Ratios()
+    for alias, kind, chars, prompt_tokens in await recent_prompt_usage(conn):
+        ratios.observe(alias, kind, chars, prompt_tokens)
+    return ratios
+
+
 class BenchState:
     def __init__(self, settings: Settings, *, actor: str = "cli") -> None:
         self.settings = settings
@@ -88,7 +96,7 @@ class BenchState:
         self.pacer = Pacer(settings.redis_url, seed=self._spent_since)
         self.history = SeatHistory()
         self.budgets = Budgets(self)  # daily budgets' tallies, corrected from the store (bench/budgets.py)
-        self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
+        self.ratios = Ratios()  # each model's characters a token, from its reported usage (panels/prompt_ratios.py)
         self.signal = ConfigSignal(
             settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url
         )
