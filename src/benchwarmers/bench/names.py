@@ -6,6 +6,8 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable
 
+from benchwarmers.store.records import CollectionFields
+
 
 def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
     choices = list(choices)
@@ -33,3 +35,17 @@ def collection_name(given: str) -> str:
     """A collection as a person names it, NAME or bench/NAME (as `ask` and the API's model take it):
     its bare name, as stored."""
     return given.strip().removeprefix("bench/")
+
+
+def catalogue_line(collection: CollectionFields) -> str:
+    tags = f" [{', '.join(collection['tags'])}]" if collection["tags"] else ""
+    description = collection["description"] or "(no description)"
+    return f"bench/{collection['name']}: {description}{tags}"
+
+
+def catalogue(collections: Iterable[CollectionFields]) -> str:
+    """Every collection's name, description and tags, for refusals that must teach a caller to choose."""
+    lines = [catalogue_line(c) for c in collections]
+    if not lines:
+        return "No collections exist yet: create one with `benchwarmers collection add`."
+    return "Collections: " + "; ".join(lines)

@@ -17,9 +17,9 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin import endpoint_edit
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.collection_rules import explorer_seats
-from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.bench.evidence.wrong import DEFAULT_LIMIT, MAX_LIMIT, wrong_claims
 from benchwarmers.bench.names import collection_name
+from benchwarmers.bench.presets import endpoint_options
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.errors import InvalidRequest

@@ -30,13 +30,13 @@ from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.admin.allowances import model_allowances
 from benchwarmers.bench.admin.changes import list_changes
 from benchwarmers.bench.admin.endpoints import KINDS
-from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS
 from benchwarmers.bench.evidence import cost as bench_cost
 from benchwarmers.bench.evidence import series
 from benchwarmers.bench.evidence.advice import advice
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.notify import apprise_send
+from benchwarmers.bench.presets import PRESETS, for_provider
 from benchwarmers.bench.upkeep import discover as bench_discover
 from benchwarmers.dashboard import STATIC, TEMPLATES, THEMES, asset_version, change_views, views
 from benchwarmers.server.api_admin import collection_views

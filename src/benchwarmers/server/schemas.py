@@ -20,10 +20,10 @@ from benchwarmers.bench import gateway_config
 from benchwarmers.bench.admin.collection_rules import MAX_DESCRIPTION, MAX_TAGS
 from benchwarmers.bench.admin.endpoints import KINDS as ENDPOINT_KINDS
 from benchwarmers.bench.admin.keys import MAX_RPM
-from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.budget_rules import MAX_BUDGET
 from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS
 from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
+from benchwarmers.bench.presets import PRESETS
 
 SEAT_LIMIT = 20  # a collection's max_explorers and max_calls, as validate_collection checks them
 
