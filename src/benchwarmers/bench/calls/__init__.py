@@ -1,0 +1,1 @@
+"""Calling a model: the one service that paces, calls, classifies and scrubs."""
