@@ -6,7 +6,7 @@ then the targets take turns (A/B/C/A/B/C with `--rounds 2`), so drift on a share
 all of them. A gateway's CPU is its process's user + system time from /proc over its own turns.
 Added latency = wall time − the fake's fixed latency, since no peer reports seat times.
 
-`perf/litellm_side_by_side.py` and `perf/portkey_side_by_side.py` start the peers; `compare` here
+`perf/litellm_peer.py` and `perf/portkey_peer.py` start the peers; `compare` here
 measures them against the bench's `bench/solo` and returns the rows, and the ratios against each
 peer in one table (`ratio_headers`, `ratio_rows`).
 """
@@ -14,16 +14,15 @@ peer in one table (`ratio_headers`, `ratio_rows`).
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from driver import Load, chat_body, run_load
-from fleet import Bench, Process, Usage
+from fleet import Bench, Usage
 from measure import Scenario, summarise
+from target import PATH, Target
 
 OURS = "benchwarmers"
-PATH = "/v1/chat/completions"
 
 RESULT_HEADERS = [
     "gateway",
@@ -44,17 +43,6 @@ RATIO_KEYS = (
     ("throughput_ratio", "throughput"),
     ("cpu_ratio", "CPU/request"),
 )
-
-
-@dataclass
-class Target:
-    name: str
-    port: int
-    model: str
-    process: Process
-    headers: dict[str, str] | None = None
-    version: str | None = None
-    idle_rss: int = 0  # bytes, after a warm-up
 
 
 def _combine(loads: list[Load]) -> Load:
@@ -196,8 +184,8 @@ async def side_by_side(
     args: argparse.Namespace, bench: Bench, fake_port: int, logs: Path, model_alias: str
 ) -> dict[str, Any]:
     """Start the peers asked for (`--litellm`, `--portkey`), measure them against bench/solo, stop them."""
-    from litellm_side_by_side import start_litellm
-    from portkey_side_by_side import start_portkey
+    from litellm_peer import start_litellm
+    from portkey_peer import start_portkey
 
     assert bench.process is not None
     started: list[Any] = []

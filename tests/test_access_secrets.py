@@ -1,6 +1,6 @@
 """Secrets the bench never passes on or writes down, end to end over real HTTP:
 
-- an endpoint may name as its key only a provider key variable (the rule in bench/admin/key_names.py);
+- an endpoint may name as its key only a provider key variable (the rule in bench/key_names.py);
 - a provider key, the admin token or a gateway key echoed in a 200 answer is stored and shown redacted;
 - an image URL's query string never reaches the database, even when a provider quotes it back;
 - image data is a placeholder in every request shape a client can send, while the seats get the real bytes.

@@ -15,8 +15,8 @@ import httpx2
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.evidence.learning import merged_limits
 from benchwarmers.bench.pacing import Pacer, Refusal, Scope, Slot
+from benchwarmers.bench.panels.learning import merged_limits
 from benchwarmers.catalog.pace import (
     DAY,
     MONTH,

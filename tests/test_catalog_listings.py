@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from benchwarmers.bench.admin.refresh import refresh_endpoint
 from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.settings import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures" / "listings"

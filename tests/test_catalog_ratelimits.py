@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.evidence.learning import cooldown_seconds
+from benchwarmers.bench.panels.learning import cooldown_seconds
 from benchwarmers.cli.app import app
 from benchwarmers.store import roster
 from benchwarmers.store.changes import list_changes, record_change

@@ -11,8 +11,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin.refresh import SourceResult, refresh_all
+from benchwarmers.bench.providers import models_dev_cache
 from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.refresh import SourceResult, models_dev_cache, refresh_all
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from tests.test_catalog_precedence import OR_ID, entry

@@ -14,7 +14,7 @@ import httpx2
 import pytest
 from anthropic import Anthropic
 
-from benchwarmers.bench.panels import estimate as est
+from benchwarmers.bench.core import estimate as est
 from tests.agents_fixtures import CITY, CITY_SCHEMA, agents_bench  # noqa: F401
 from tests.benchserver import BenchServer, add_fake_endpoint, listed
 

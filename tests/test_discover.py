@@ -12,9 +12,9 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin.refresh import refresh_endpoint
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import discover as bench_discover
-from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.cli.app import app
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.settings import Settings

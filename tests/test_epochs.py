@@ -1,4 +1,4 @@
-"""The change detector (bench/evidence/epochs.py), pure: stationary evidence keeps one epoch, a
+"""The change detector (bench/core/epochs.py), pure: stationary evidence keeps one epoch, a
 swap in a model's useful rate opens a new one within a few dozen verdicts."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from benchwarmers.bench.evidence.epochs import MIN_BEFORE, Change, Track, g_statistic, replay
+from benchwarmers.bench.core.epochs import MIN_BEFORE, Change, Track, g_statistic, replay
 
 
 def test_g_statistic_is_zero_for_equal_rates_and_grows_with_the_gap():

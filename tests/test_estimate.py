@@ -1,12 +1,12 @@
-"""The prompt estimate (bench/panels/estimate.py): code told from prose, defaults that err high, and
+"""The prompt estimate (bench/core/estimate.py): code told from prose, defaults that err high, and
 each model's characters a token learned from reported usage, robust to outliers."""
 
 from __future__ import annotations
 
 import math
 
-from benchwarmers.bench.panels import estimate as est
-from benchwarmers.bench.panels.estimate import CODE, PROSE, PromptSize, Ratios
+from benchwarmers.bench.core import estimate as est
+from benchwarmers.bench.core.estimate import CODE, PROSE, PromptSize, Ratios
 from benchwarmers.bench.panels.parse import read_content
 from benchwarmers.suite.tasks import load_tasks
 

@@ -16,8 +16,8 @@ import pytest
 from markupsafe import escape
 from typer.testing import CliRunner
 
+from benchwarmers.bench.admin.refresh import refresh_all
 from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.catalog import free_tiers
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings

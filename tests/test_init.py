@@ -11,7 +11,7 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.presets import PRESETS
 from benchwarmers.cli.app import app
 from tests.benchserver import free_port
 from tests.fakes.upstream import FakeUpstream

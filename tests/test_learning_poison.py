@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.bench.evidence.learning import lowered_window, stated_window
+from benchwarmers.bench.panels.learning import lowered_window, stated_window
 from tests.test_catalog_precedence import ALIAS, OR_ID, entry, fact, refresh, setup
 from tests.test_gateway_panels import ask
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.presets import PRESETS
 from tests.fakes.local_servers import serve_as
 from tests.fakes.upstream import FakeUpstream
 from tests.suite_fixtures import cli

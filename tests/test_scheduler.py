@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from benchwarmers.bench.admin.refresh import refresh_all
 from benchwarmers.bench.services import Bench
-from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.bench.upkeep.scheduler import DAY, MAX_NAP, RETRY_AFTER_ERROR, CatalogScheduler
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import list_changes

@@ -8,15 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchwarmers.bench.panels.seating import (
-    Candidate,
-    Seat,
-    SeatPlan,
-    Skipped,
-    explorer_count,
-    plan_seats,
-    too_small,
-)
+from benchwarmers.bench.core.seats import explorer_count
+from benchwarmers.bench.panels.seating import Candidate, Seat, SeatPlan, Skipped, plan_seats, too_small
 
 NOW = 1_800_000_000.0
 

@@ -13,7 +13,7 @@ import pytest
 from openai import OpenAI
 from typer.testing import CliRunner
 
-from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.presets import endpoint_options
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.errors import InvalidRequest, Unavailable, UpstreamRefused

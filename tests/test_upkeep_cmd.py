@@ -18,10 +18,10 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.bench.admin import alerts as bench_alerts
+from benchwarmers.bench.admin.refresh import LAST_RUN_KEY
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep import leader
 from benchwarmers.bench.upkeep.leader import UpkeepLock
-from benchwarmers.bench.upkeep.refresh import LAST_RUN_KEY
 from benchwarmers.cli.app import app
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster

@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.presets import endpoint_options
 from benchwarmers.bench.services import Bench
 from tests.benchserver import ServeProcess
 from tests.real.llama import require_real_tier

@@ -18,9 +18,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from benchwarmers.bench.budget_rules import day_start, next_reset
 from benchwarmers.bench.caller import Caller
@@ -30,7 +31,9 @@ from benchwarmers.store import budgets as budget_rows
 from benchwarmers.store import keys as key_rows
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.state import BenchState
+    from sqlalchemy.ext.asyncio import AsyncConnection
+
+    from benchwarmers.bench.snapshot import Snapshot
 
 SYNC_EVERY = 5.0  # seconds this process trusts its own tally of a budget far from its end
 NEAR = 0.1  # within this share of a budget (and at least one panel), every request re-counts
@@ -101,10 +104,17 @@ def _near(amount: int, budget: int) -> bool:
     return amount >= budget - max(1, math.ceil(budget * NEAR))
 
 
+class StateReads(Protocol):
+    """What budgets read of the BenchState that holds them (bench/state.py, above this module)."""
+
+    async def snapshot(self) -> Snapshot: ...
+    def read(self) -> AbstractAsyncContextManager[AsyncConnection]: ...
+
+
 class Budgets:
     """This process's tallies of every budget; `clock` is the wall clock days are reckoned by."""
 
-    def __init__(self, state: BenchState, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, state: StateReads, clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self.clock = clock
         self._tallies: dict[tuple[str, str], Tally] = {}

@@ -1,5 +1,5 @@
 """What seating needs from the call log, kept in memory: when each model last sat on each shape,
-its verdict counts (all-time, and the current epoch's: bench/evidence/epochs.py), and which models
+its verdict counts (all-time, and the current epoch's: bench/core/epochs.py), and which models
 are on a failure streak.
 
 Every rule that changes these lives here (a seat taken, a verdict given or replaced, a streak
@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.bench.evidence.epochs import Track
+from benchwarmers.bench.core.epochs import Track
 from benchwarmers.store import calls, roster
 
 TTL = 30.0  # seconds before the history is re-read (picks up other processes' panels)

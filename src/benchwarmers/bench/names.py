@@ -7,6 +7,7 @@ import difflib
 from collections.abc import Iterable
 
 from benchwarmers.nouns.naming import collection_name as collection_name  # where it is defined, pydantic-free
+from benchwarmers.store.records import CollectionFields
 
 
 def close_matches(word: str, choices: Iterable[str], n: int = 3) -> list[str]:
@@ -29,3 +30,17 @@ def unknown_shape(shape: str, shapes: Iterable[str], what: str = "shape") -> str
     """The refusal of a shape that is not configured: the close ones, then every one."""
     shapes = list(shapes)
     return f"{what} {shape!r} is not known.{suggest(shape, shapes)} Shapes are: {', '.join(shapes)}"
+
+
+def catalogue_line(collection: CollectionFields) -> str:
+    tags = f" [{', '.join(collection['tags'])}]" if collection["tags"] else ""
+    description = collection["description"] or "(no description)"
+    return f"bench/{collection['name']}: {description}{tags}"
+
+
+def catalogue(collections: Iterable[CollectionFields]) -> str:
+    """Every collection's name, description and tags, for refusals that must teach a caller to choose."""
+    lines = [catalogue_line(c) for c in collections]
+    if not lines:
+        return "No collections exist yet: create one with `benchwarmers collection add`."
+    return "Collections: " + "; ".join(lines)

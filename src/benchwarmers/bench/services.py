@@ -24,11 +24,11 @@ if TYPE_CHECKING:
     from benchwarmers.bench.admin.models import Models
     from benchwarmers.bench.admin.shapes import ShapeAdmin
     from benchwarmers.bench.budgets import Budgets
+    from benchwarmers.bench.core.estimate import Ratios
     from benchwarmers.bench.evidence.verdicts import Verdicts
     from benchwarmers.bench.facades import Alerts, Allowances, Changes, Discovery, EndpointEdits, Evidence, Figures
     from benchwarmers.bench.metrics import Metrics
     from benchwarmers.bench.notify.targets import NotifyTargets
-    from benchwarmers.bench.panels.estimate import Ratios
     from benchwarmers.bench.panels.log import CallLog
     from benchwarmers.bench.panels.service import Panels
     from benchwarmers.bench.snapshot import Snapshot

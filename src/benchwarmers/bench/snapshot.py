@@ -14,7 +14,7 @@ from typing import Any, cast
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.bench.admin.key_names import key_env_refusal
+from benchwarmers.bench.key_names import key_env_refusal
 from benchwarmers.catalog.facts import effective
 from benchwarmers.catalog.families import family_of
 from benchwarmers.catalog.free_tiers import under_headers
@@ -145,7 +145,7 @@ class Snapshot:
 
 
 def key_refusal(row: dict[str, Any], allowed: Iterable[str]) -> str | None:
-    """Why the endpoint's key variable may not be read (see bench/admin/key_names.py), or None."""
+    """Why the endpoint's key variable may not be read (see bench/key_names.py), or None."""
     return key_env_refusal(row["api_key_env"], allowed) if row.get("api_key_env") else None
 
 

@@ -16,11 +16,10 @@ from benchwarmers.bench.budgets import Budgets
 from benchwarmers.bench.calls.service import ModelCaller
 from benchwarmers.bench.clients import SeatClients
 from benchwarmers.bench.config_signal import ConfigSignal, Stamp
+from benchwarmers.bench.core.estimate import Ratios
 from benchwarmers.bench.history import SeatHistory
 from benchwarmers.bench.metrics import Metrics
 from benchwarmers.bench.pacing import Pacer, Scope
-from benchwarmers.bench.panels.estimate import Ratios
-from benchwarmers.bench.prompt_ratios import load_ratios
 from benchwarmers.bench.snapshot import Snapshot, load_snapshot
 from benchwarmers.bench.tracing import Tracing
 from benchwarmers.catalog.pace import Limit
@@ -41,6 +40,7 @@ from benchwarmers.store.db import (
     writer_transaction,
 )
 from benchwarmers.store.disk import data_folder, disk_full, free_bytes, size_text
+from benchwarmers.store.prompt_usage import recent_prompt_usage
 from benchwarmers.store.secrets import SecretBox
 from benchwarmers.upstream.client import UpstreamPool
 
@@ -75,6 +75,14 @@ def checkpoint_due(seconds_since_last: float, log_frames: Callable[[], int]) -> 
     return seconds_since_last >= CHECKPOINT_SECONDS or log_frames() >= CHECKPOINT_FRAMES
 
 
+async def load_ratios(conn: AsyncConnection) -> Ratios:
+    """Each model's characters a token, read again from its seats' reported usage (bench/panels/prompt_ratios.py)."""
+    ratios = Ratios()
+    for alias, kind, chars, prompt_tokens in await recent_prompt_usage(conn):
+        ratios.observe(alias, kind, chars, prompt_tokens)
+    return ratios
+
+
 class BenchState:
     def __init__(self, settings: Settings, *, actor: str = "cli") -> None:
         self.settings = settings
@@ -91,7 +99,7 @@ class BenchState:
         self.calls = ModelCaller(self.clients, self.pacer, self.snapshot, settings.admin_token)
         self.history = SeatHistory()
         self.budgets = Budgets(self)  # daily budgets' tallies, corrected from the store (bench/budgets.py)
-        self.ratios = Ratios()  # each model's characters a token, from its reported usage (prompt_ratios.py)
+        self.ratios = Ratios()  # each model's characters a token, from its reported usage (panels/prompt_ratios.py)
         self.signal = ConfigSignal(
             settings.home, shared_database=not settings.db_url.startswith("sqlite"), redis_url=settings.redis_url
         )

@@ -24,13 +24,13 @@ from typing import Any
 import orjson
 
 from benchwarmers.bench.bounds import TREND_RUNS
+from benchwarmers.bench.core.estimate import PromptSize, Ratios
+from benchwarmers.bench.core.seats import explorer_count, seat_limits
 from benchwarmers.bench.names import collection_name, suggest
 from benchwarmers.bench.pacing import scopes_of
-from benchwarmers.bench.panels.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels.ids import PanelIds
 from benchwarmers.bench.panels.parse import estimate_tokens, read_content
-from benchwarmers.bench.panels.prepare import request_hash, seat_limits, too_small
-from benchwarmers.bench.panels.seating import explorer_count
+from benchwarmers.bench.panels.prepare import request_hash, too_small
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.bench.state import BenchState

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from benchwarmers import __version__
 from benchwarmers.nouns.seats import SeatStatus
@@ -24,12 +24,25 @@ from benchwarmers.upstream.kinds import ENDPOINT_KINDS
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core.outcomes import SeatOutcome
-    from benchwarmers.bench.panels.prepare import PreparedPanel
     from benchwarmers.bench.snapshot import Snapshot
+    from benchwarmers.store.records import Collection
 
 # Endpoint kinds as the conventions name providers (gen_ai.provider.name, upstream/kinds.py); others
 # go as they are.
 PROVIDERS = {kind.name: kind.otel for kind in ENDPOINT_KINDS.values() if kind.otel}
+
+
+class TracedPanel(Protocol):
+    """What names a panel's span: a PreparedPanel (bench/panels/prepare.py, a layer above this one)."""
+
+    @property
+    def panel_id(self) -> str: ...
+    @property
+    def collection(self) -> Collection: ...
+    @property
+    def shape(self) -> str: ...
+    @property
+    def reply(self) -> str: ...
 
 
 class Tracing:
@@ -55,7 +68,7 @@ class Tracing:
         return self._tracer
 
     @contextlib.contextmanager
-    def panel(self, panel: PreparedPanel) -> Iterator[Any]:
+    def panel(self, panel: TracedPanel) -> Iterator[Any]:
         """The panel's span, current while its seats run (None when not tracing)."""
         tracer = self.tracer()
         if tracer is None:

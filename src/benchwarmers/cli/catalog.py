@@ -46,7 +46,7 @@ async def refresh(
 ) -> None:
     """Refresh models.dev, the providers' free tiers and every enabled endpoint's listing (a failed source
     keeps its last good facts)."""
-    from benchwarmers.bench.upkeep.refresh import FREE_TIERS_SOURCE, SourceResult, refresh_all
+    from benchwarmers.bench.admin.refresh import FREE_TIERS_SOURCE, SourceResult, refresh_all
 
     names = endpoint or [e["name"] for e in await bench.endpoints.list_endpoints() if e["enabled"]]
     failed = 0

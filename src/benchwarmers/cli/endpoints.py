@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.admin.presets import PRESETS, endpoint_options
 from benchwarmers.bench.bounds import KINDS
+from benchwarmers.bench.presets import PRESETS, endpoint_options
 from benchwarmers.cli.common import (
     LIMIT,
     RPD,

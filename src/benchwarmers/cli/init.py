@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from benchwarmers.bench.admin.presets import PRESETS, preset
 from benchwarmers.bench.names import collection_name
+from benchwarmers.bench.presets import PRESETS, preset
 from benchwarmers.cli.common import console, with_bench
 from benchwarmers.errors import BenchError
 
@@ -34,7 +34,7 @@ def _ask(question: str, yes: bool) -> bool:
 
 
 async def _add(bench: Bench, offer: Offer) -> None:
-    from benchwarmers.bench.upkeep.refresh import describe
+    from benchwarmers.bench.admin.refresh import describe
 
     chosen = offer.preset
     await bench.endpoints.add_endpoint(

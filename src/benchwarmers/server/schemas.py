@@ -18,10 +18,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, WithJsonSchema, create_model
 
 from benchwarmers.bench.admin.keys import MAX_RPM
-from benchwarmers.bench.admin.presets import PRESETS
 from benchwarmers.bench.bounds import KINDS as ENDPOINT_KINDS
 from benchwarmers.bench.budget_rules import MAX_BUDGET
 from benchwarmers.bench.panels.shapes import KINDS as DECISION_KINDS
+from benchwarmers.bench.presets import PRESETS
 from benchwarmers.nouns import gateway as gateway_config
 from benchwarmers.nouns.collections import Collection, CollectionEdit
 from benchwarmers.nouns.collections import Reply as Reply

@@ -1,5 +1,5 @@
 """The prompt tokens seats reported, beside their prompt's characters and kind: what each model's
-characters a token are learned from again after a restart (bench/prompt_ratios.py)."""
+characters a token are learned from again after a restart (bench/state.py, load_ratios)."""
 
 from __future__ import annotations
 

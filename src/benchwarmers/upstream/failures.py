@@ -258,7 +258,7 @@ def classify_response(
 
 def caused_by_request(failure: UpstreamFailure) -> bool:
     """Whether the request, not the model or its provider, made the call fail: such a failure says
-    nothing of the model and never counts toward retiring it (bench/evidence/learning.py).
+    nothing of the model and never counts toward retiring it (bench/panels/learning.py).
 
     The request's doing: a prompt larger than the window; any other 4xx refusal (400, 413, 422: an
     unsupported parameter, a field the server's validation rejects), save those about the key or a

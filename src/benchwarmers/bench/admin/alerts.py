@@ -3,7 +3,7 @@
 Kinds: `went_paid` (a free model now has a price: it stays out of explorer seats until acknowledged),
 `retiring` (deprecated or gone from its listing), `failing` (its last seats all failed, so it is
 retired until a probe or the user restores it: resolved then), `owed` (verdicts fall behind: resolved
-once they are caught up), `possibly_changed` (its listing's identity changed: bench/upkeep/identity.py),
+once they are caught up), `possibly_changed` (its listing's identity changed: bench/evidence/identity.py),
 `low_disk` (the data folder's free space fell under BENCHWARMERS_DISK_ALERT_MB: bench/upkeep/disk.py).
 An alert is open until the user acknowledges it or the bench resolves it.
 """

@@ -76,17 +76,3 @@ def explorer_seats(collection: CollectionFields, gateway: GatewaySettings) -> in
     if max_calls is None:
         max_calls = gateway.max_calls
     return max(0, min(max_explorers, max_calls - len(collection["members"])))
-
-
-def catalogue_line(collection: CollectionFields) -> str:
-    tags = f" [{', '.join(collection['tags'])}]" if collection["tags"] else ""
-    description = collection["description"] or "(no description)"
-    return f"bench/{collection['name']}: {description}{tags}"
-
-
-def catalogue(collections: Iterable[CollectionFields]) -> str:
-    """Every collection's name, description and tags, for refusals that must teach a caller to choose."""
-    lines = [catalogue_line(c) for c in collections]
-    if not lines:
-        return "No collections exist yet: create one with `benchwarmers collection add`."
-    return "Collections: " + "; ".join(lines)

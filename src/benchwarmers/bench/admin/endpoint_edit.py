@@ -13,7 +13,7 @@ from typing import Any
 
 from benchwarmers.bench.admin.checks import check_endpoint
 from benchwarmers.bench.admin.endpoints import ENV_NAME, check_base_url, endpoint_public
-from benchwarmers.bench.admin.key_names import key_env_refusal
+from benchwarmers.bench.key_names import key_env_refusal
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.store import roster

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
+from benchwarmers.bench.admin import refresh
 from benchwarmers.bench.admin.aliases import apply_renames, refuse_prefix_taken
-from benchwarmers.bench.admin.key_names import key_env_refusal
 from benchwarmers.bench.admin.models import check_limits
 from benchwarmers.bench.bounds import KINDS
+from benchwarmers.bench.key_names import key_env_refusal
 from benchwarmers.bench.names import suggest
 from benchwarmers.bench.state import BenchState
-from benchwarmers.bench.upkeep import refresh
 from benchwarmers.catalog.pace import updated_windows
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound, UpstreamRefused
 from benchwarmers.redaction import without_query
@@ -268,7 +268,7 @@ class Endpoints:
         return endpoint_public(row)
 
     async def refresh_endpoint(self, name: str, *, actor: str | None = None) -> dict[str, Any]:
-        """Read the endpoint's listing and record what it says (see bench/upkeep/refresh.py)."""
+        """Read the endpoint's listing and record what it says (see bench/admin/refresh.py)."""
         try:
             return await refresh.refresh_endpoint(self.state, name, actor=actor)
         except UpstreamFailure as exc:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from benchwarmers.bench.admin.presets import PRESETS, Preset, preset
+from benchwarmers.bench.presets import PRESETS, Preset, preset
 from benchwarmers.bench.snapshot import ModelView
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import BenchError

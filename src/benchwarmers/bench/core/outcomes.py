@@ -1,4 +1,6 @@
-"""A model call as the bench records it: what every layer above reads, writes or shows."""
+"""What one call of a model gave back: a seat's, a merger's, a decision model's, a probe's or a check's.
+
+Made by the calls, read by every layer above (picking, replying, recording, learning, metrics)."""
 
 from __future__ import annotations
 

@@ -201,7 +201,7 @@ async def advice(state: BenchState, now: float | None = None) -> list[Advice]:
     retired = {m.alias for m in snapshot.models.values() if m.retired}
     return advise(
         snapshot.collections.values(),
-        # The current epoch's evidence (bench/evidence/epochs.py): a model that changed is judged as it is now.
+        # The current epoch's evidence (bench/core/epochs.py): a model that changed is judged as it is now.
         epoch_verdicts(history.current),
         can_join=can_join(snapshot),
         usage=usage_of(recent),

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from benchwarmers.bench.bounds import PRIMARY
-from benchwarmers.bench.evidence.epochs import replay
+from benchwarmers.bench.core.epochs import replay
+from benchwarmers.bench.evidence.identity import ListingChange, flagged
 from benchwarmers.bench.evidence.posterior import Best, best_of, order_key
 from benchwarmers.bench.evidence.stats import (
     Cell,
@@ -42,7 +43,6 @@ from benchwarmers.bench.evidence.stats import (
 from benchwarmers.bench.evidence.stats import maturity as maturity_of
 from benchwarmers.bench.names import unknown_shape
 from benchwarmers.bench.snapshot import Snapshot
-from benchwarmers.bench.upkeep.identity import ListingChange, flagged
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import evidence as store
 
@@ -84,12 +84,12 @@ class Standing:
     p90_seconds: float | None = None  # over ok seats
     rank_range: tuple[int, int] | None = None  # shared ranks where intervals overlap; None without verdicts
     truncated: int = 0  # answers that stopped at their token limit (finish_reason: length), counted apart
-    # The current epoch (bench/evidence/epochs.py) beside the all-time record above: None = the same.
+    # The current epoch (bench/core/epochs.py) beside the all-time record above: None = the same.
     current_useful: int | None = None
     current_verdicts: int | None = None
     changed_at: float | None = None  # when the current epoch's first verdict was given
     changed_why: str | None = None  # e.g. "recent 6/25 against 160/200 before"
-    listing_changed: ListingChange | None = None  # its listing's identity changed (bench/upkeep/identity.py)
+    listing_changed: ListingChange | None = None  # its listing's identity changed (bench/evidence/identity.py)
 
     @property
     def error_rate(self) -> float | None:

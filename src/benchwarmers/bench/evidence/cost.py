@@ -18,8 +18,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.bounds import DEFAULT_DAYS, GROUPINGS, MAX_DAYS
-from benchwarmers.bench.upkeep.discover import endpoint_provider
-from benchwarmers.bench.upkeep.refresh import catalog_of
+from benchwarmers.bench.providers import catalog_of, endpoint_provider
 from benchwarmers.catalog.families import family_of
 from benchwarmers.catalog.modelsdev import ModelsDev
 from benchwarmers.catalog.prices import ListPrice, list_price

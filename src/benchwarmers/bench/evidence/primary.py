@@ -86,7 +86,7 @@ async def primary_of(state: BenchState, shape: str) -> Primary | None:
         key = (snapshot.version, await store.newest_verdict(conn), history.loaded_at)
         cached = _PRIMARIES.get(state)
         if cached is None or cached.key != key:
-            # The current epoch's evidence (bench/evidence/epochs.py): who is best now.
+            # The current epoch's evidence (bench/core/epochs.py): who is best now.
             counts = epoch_verdicts(history.current)
             pins = {r["shape"]: r["alias"] for r in await store.list_roles(conn) if r["role"] == PRIMARY}
             cached = _Primaries(key, primary_map(counts, pins, pickable(snapshot)))

@@ -34,11 +34,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.bounds import REPORT_DAYS
+from benchwarmers.bench.core.seats import explorer_count, seat_limits
 from benchwarmers.bench.evidence.board import SEED, board_shapes, pickable, since_days, standing_of
 from benchwarmers.bench.evidence.posterior import best_of
 from benchwarmers.bench.evidence.stats import wilson
-from benchwarmers.bench.panels.prepare import seat_limits
-from benchwarmers.bench.panels.seating import explorer_count
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.store import evidence as store
 

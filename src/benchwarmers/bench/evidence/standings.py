@@ -14,6 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.core.epochs import Track
 from benchwarmers.bench.evidence.board import (
     Standing,
     board_shapes,
@@ -22,10 +23,9 @@ from benchwarmers.bench.evidence.board import (
     since_days,
     with_ranks,
 )
-from benchwarmers.bench.evidence.epochs import Track
+from benchwarmers.bench.evidence.identity import flagged
 from benchwarmers.bench.evidence.primary import Primary, primary_of
 from benchwarmers.bench.evidence.stats import maturity, nearest_rank, wilson
-from benchwarmers.bench.upkeep.identity import flagged
 from benchwarmers.store import counts
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from benchwarmers.bench.admin.alerts import LABELS
+from benchwarmers.bench.core.background import BackgroundJob
 from benchwarmers.bench.notify import apprise_send
-from benchwarmers.bench.upkeep.background import BackgroundJob
 from benchwarmers.errors import BenchError
 from benchwarmers.store import notify as notify_rows
 

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
+from benchwarmers.bench.core.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels import parse as req
-from benchwarmers.bench.panels.estimate import PromptSize, Ratios
 from benchwarmers.bench.panels.parse import SUFFIXES, parse_model_name
 from benchwarmers.bench.panels.prepare import resolve_collection
 from benchwarmers.bench.panels.reply import ChatCompletion

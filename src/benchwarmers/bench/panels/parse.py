@@ -7,7 +7,7 @@ from functools import cached_property
 from typing import Any
 from urllib.parse import urlsplit
 
-from benchwarmers.bench.panels import estimate as est
+from benchwarmers.bench.core import estimate as est
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.redaction import redact_messages
 

@@ -12,18 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from benchwarmers.bench.admin.collection_rules import catalogue
+from benchwarmers.bench.core.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.core.outcomes import SeatOutcome
-from benchwarmers.bench.names import suggest, unknown_shape
+from benchwarmers.bench.core.seats import explorer_count, seat_limits
+from benchwarmers.bench.names import catalogue, suggest, unknown_shape
 from benchwarmers.bench.panels import parse as req
-from benchwarmers.bench.panels.estimate import Estimate, PromptSize, Ratios
 from benchwarmers.bench.panels.pick import check_request
-from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagRules, explorer_count, plan_seats
+from benchwarmers.bench.panels.seating import Candidate, SeatPlan, Skipped, TagRules, plan_seats
 from benchwarmers.bench.snapshot import ModelView, Snapshot
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound, TooLarge
-from benchwarmers.nouns.gateway import GatewaySettings
 from benchwarmers.redaction import redact_request
-from benchwarmers.store.records import Collection, CollectionFields
+from benchwarmers.store.records import Collection
 from benchwarmers.upstream.client import ChatBody
 
 
@@ -68,7 +67,7 @@ def request_hash(body_bytes: bytes | bytearray) -> str:
 
 
 def _candidate(model: ModelView, shape: str, snapshot: Snapshot, history: Any, size: PromptSize) -> Candidate:
-    # The current epoch's evidence (bench/evidence/epochs.py): what the model is now, not what it was.
+    # The current epoch's evidence (bench/core/epochs.py): what the model is now, not what it was.
     useful, not_useful = history.current.get((model.alias, shape), (0, 0))
     return Candidate(
         alias=model.alias,
@@ -258,15 +257,6 @@ def fixed_shape(draft: Draft) -> tuple[str, str] | None:
     if draft.images:
         return "vision", "image request"
     return None
-
-
-def seat_limits(collection: CollectionFields, gateway: GatewaySettings) -> tuple[int, int]:
-    max_explorers = collection.get("max_explorers")
-    max_calls = collection.get("max_calls")
-    return (
-        gateway.max_explorers if max_explorers is None else max_explorers,
-        gateway.max_calls if max_calls is None else max_calls,
-    )
 
 
 def explorers_to_fill(draft: Draft, snapshot: Snapshot) -> int:

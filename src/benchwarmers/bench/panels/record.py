@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.evidence.learning import learn_from_seats
+from benchwarmers.bench.panels.learning import learn_from_seats
 from benchwarmers.store import calls
 from benchwarmers.store.records import PanelRow, SeatRow
 

@@ -15,6 +15,7 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from benchwarmers.bench.core.seats import explorer_count
 from benchwarmers.bench.evidence.posterior import order_key
 from benchwarmers.bench.evidence.stats import thompson_draw
 
@@ -90,12 +91,6 @@ class SeatPlan:
 
 
 SPARES = 8  # spares a panel may try; beyond them an explorer seat stays empty
-
-
-def explorer_count(members: int, max_explorers: int = 2, max_calls: int = 5) -> int:
-    """Explorer seats beside `members` called members. Nominees are the caller's extra calls: they
-    never take an explorer's seat, or every `with` would cost the bench what it learns."""
-    return max(0, min(max_explorers, max_calls - members))
 
 
 def too_small(members: Sequence[Candidate], estimate: int) -> list[Candidate]:

@@ -32,6 +32,7 @@ from benchwarmers.bench.panels.prepare import (
     resolve_collection,
     seat_panel,
 )
+from benchwarmers.bench.panels.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.panels.record import Recorder
 from benchwarmers.bench.panels.reply import (
     ChatCompletion,
@@ -50,7 +51,6 @@ from benchwarmers.bench.panels.reply import (
 from benchwarmers.bench.panels.reservations import Reservations, panel_bound
 from benchwarmers.bench.panels.run import ClientGone, run_seats
 from benchwarmers.bench.panels.shapes import ShapeDecider
-from benchwarmers.bench.prompt_ratios import learn_ratios, prompt_columns
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.errors import Forbidden, Unavailable, Unprocessable
 from benchwarmers.nouns.seats import SeatStatus

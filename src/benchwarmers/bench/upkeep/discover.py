@@ -15,24 +15,22 @@ from __future__ import annotations
 import time
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from benchwarmers.bench.admin.aliases import listed_alias
 from benchwarmers.bench.admin.checks import probe_model
 from benchwarmers.bench.admin.models import model_detail
-from benchwarmers.bench.admin.presets import for_provider
+from benchwarmers.bench.admin.refresh import free_tier_facts, free_tiers_of
 from benchwarmers.bench.names import close_matches
-from benchwarmers.bench.upkeep.refresh import catalog_of, free_tier_facts, free_tiers_of
+from benchwarmers.bench.presets import for_provider
+from benchwarmers.bench.providers import catalog_of, endpoint_provider
 from benchwarmers.catalog.facts import listed_facts
-from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id, provider_for
+from benchwarmers.catalog.modelsdev import DiscoverEntry, ModelsDev, normalise_id
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
-from benchwarmers.settings import is_loopback
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
-from benchwarmers.upstream.kinds import endpoint_kind
 
 if TYPE_CHECKING:
-    from benchwarmers.bench.snapshot import EndpointView, Snapshot
+    from benchwarmers.bench.snapshot import Snapshot
     from benchwarmers.bench.state import BenchState
     from benchwarmers.catalog.free_tiers import FreeTiers
 
@@ -60,17 +58,6 @@ class Found:
         if self.also_on_bench:
             marks.append("also on bench")
         return marks
-
-
-def endpoint_provider(catalog: ModelsDev, endpoint: EndpointView) -> str | None:
-    """The models.dev provider an endpoint serves: by its kind, else by its base URL's host."""
-    if endpoint_kind(endpoint.kind).local:  # it runs only what was pulled onto it
-        return None
-    found = provider_for(endpoint.kind, endpoint.base_url)
-    host = urlsplit(endpoint.base_url).hostname or ""
-    if found is None and host and not is_loopback(host):
-        found = catalog.resolve_provider(endpoint.base_url)
-    return found
 
 
 def _reach(catalog: ModelsDev, snapshot: Snapshot) -> dict[str, list[str]]:

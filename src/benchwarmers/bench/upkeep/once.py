@@ -69,7 +69,7 @@ def _not_due(job: str, last: float | None, now: float, every: float) -> JobResul
 
 
 async def _refresh(state: BenchState, now: float, force: bool, models_dev_url: str | None) -> JobResult:
-    from benchwarmers.bench.upkeep.refresh import describe, last_refresh, refresh_all
+    from benchwarmers.bench.admin.refresh import describe, last_refresh, refresh_all
     from benchwarmers.bench.upkeep.scheduler import DAY  # the server's schedule: a day after the last refresh
 
     if not force:

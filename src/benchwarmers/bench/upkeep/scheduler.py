@@ -15,8 +15,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from benchwarmers.bench.upkeep.background import BackgroundJob
-from benchwarmers.bench.upkeep.refresh import last_refresh, refresh_all
+from benchwarmers.bench.admin.refresh import last_refresh, refresh_all
+from benchwarmers.bench.core.background import BackgroundJob
 from benchwarmers.catalog.modelsdev import MODELS_DEV_URL
 
 if TYPE_CHECKING:

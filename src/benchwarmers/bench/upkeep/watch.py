@@ -16,8 +16,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from benchwarmers.bench.core.background import BackgroundJob
 from benchwarmers.bench.evidence.swaps import SWAP_EVERY, auto_swap
-from benchwarmers.bench.upkeep.background import BackgroundJob
 from benchwarmers.bench.upkeep.disk import check_disk
 from benchwarmers.bench.upkeep.owed import check_owed
 from benchwarmers.bench.upkeep.probe import probe_due

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from starlette.responses import Response
 
-from benchwarmers.bench.admin.presets import endpoint_options
+from benchwarmers.bench.presets import endpoint_options
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.server.deps import Admin, BenchDep, admin_body, admin_router
 from benchwarmers.server.params import Flag, flag

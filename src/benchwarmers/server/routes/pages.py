@@ -16,10 +16,10 @@ from fastapi import Query, Request
 from pydantic import Field
 from starlette.responses import Response
 
-from benchwarmers.bench.admin.presets import PRESETS, for_provider
 from benchwarmers.bench.bounds import DEFAULT_TREND_DAYS, KINDS
 from benchwarmers.bench.evidence import series
 from benchwarmers.bench.notify import apprise_send
+from benchwarmers.bench.presets import PRESETS, for_provider
 from benchwarmers.dashboard import change_views, suite_views, views
 from benchwarmers.errors import NotFound
 from benchwarmers.server.collection_views import collection_views

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchwarmers.bench.admin.presets import PRESETS
+from benchwarmers.bench.presets import PRESETS
 
 ALLOW_VARIABLE = "BENCHWARMERS_KEY_ENV_ALLOW"
 PROVIDER_KEY_SUFFIXES = ("_API_KEY", "_API_TOKEN")

@@ -17,19 +17,19 @@ import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from benchwarmers.bench.admin.aliases import listed_alias
+from benchwarmers.bench.evidence.identity import identity_change, raise_change
 from benchwarmers.bench.names import suggest
+from benchwarmers.bench.providers import catalog_of, models_dev_cache
 from benchwarmers.bench.snapshot import endpoint_key, key_refusal
-from benchwarmers.bench.upkeep.identity import identity_change, raise_change
 from benchwarmers.catalog import free_tiers
 from benchwarmers.catalog.facts import ListedModel, effective, listed_facts
-from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, ModelsDev, fetch_live, load_catalog, provider_for
+from benchwarmers.catalog.modelsdev import MODELS_DEV_URL, fetch_live, load_catalog, provider_for
 from benchwarmers.errors import InvalidRequest, NotFound
 from benchwarmers.settings import Settings
 from benchwarmers.store import alerts as alert_rows
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("benchwarmers.refresh")
 
-MODELS_DEV_CACHE = "models-dev.json"
 FREE_TIERS_CACHE = "free-tiers.json"
 FREE_TIERS_SOURCE = "free tiers"  # how a refresh names the free-tier file's fetch
 LAST_RUN_KEY = "catalog_refresh"  # settings row: when the catalog was last refreshed, and what failed
@@ -69,15 +68,6 @@ class SourceResult:
     ok: bool
     detail: str
     summary: dict[str, Any] | None = None
-
-
-def models_dev_cache(settings: Settings) -> Path:
-    return settings.home / MODELS_DEV_CACHE
-
-
-def catalog_of(settings: Settings) -> ModelsDev:
-    """The models.dev catalog in use: the cached live copy when readable, else the bundled snapshot."""
-    return load_catalog(models_dev_cache(settings))
 
 
 def free_tiers_of(settings: Settings) -> free_tiers.FreeTiers:

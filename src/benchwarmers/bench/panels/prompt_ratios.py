@@ -1,5 +1,6 @@
 """Each model's characters a token, learned from the prompt tokens its seats reported (the arithmetic
-is bench/panels/estimate.py): what a panel stores for it, what its seats teach, and the reload.
+is bench/core/estimate.py): what a panel stores for it and what its seats teach (the reload at start
+is bench/state.py's).
 
 Kept in memory per process and read again from the seats at start; a panel's own seats teach this
 process at once, other processes' seats at its next start (until then it errs high, by its margin).
@@ -10,12 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sqlalchemy.ext.asyncio import AsyncConnection
-
-from benchwarmers.bench.panels.estimate import MIN_CHARS, Ratios
+from benchwarmers.bench.core.estimate import MIN_CHARS, Ratios
 from benchwarmers.nouns.seats import SeatStatus
 from benchwarmers.store.calls import SEATED_KINDS
-from benchwarmers.store.prompt_usage import recent_prompt_usage
 
 if TYPE_CHECKING:
     from benchwarmers.bench.core.outcomes import SeatOutcome
@@ -45,10 +43,3 @@ def learn_ratios(ratios: Ratios, panel: PreparedPanel, outcomes: Sequence[SeatOu
             ratios.observe(
                 outcome.alias, panel.content.kind, panel.content.text_chars, outcome.usage.get("prompt_tokens")
             )
-
-
-async def load_ratios(conn: AsyncConnection) -> Ratios:
-    ratios = Ratios()
-    for alias, kind, chars, prompt_tokens in await recent_prompt_usage(conn):
-        ratios.observe(alias, kind, chars, prompt_tokens)
-    return ratios
