@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.benchserver import free_port  # noqa: E402
+from tests.support.benchserver import free_port  # noqa: E402
 
 from benchwarmers.upstream.client import EndpointRef, UpstreamPool  # noqa: E402
 

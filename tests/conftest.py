@@ -11,13 +11,13 @@ import pytest
 
 from benchwarmers.settings import Settings
 from tests.fakes.upstream import FakeUpstream
-from tests.postgres import Cluster, remove_cluster, start_cluster
+from tests.support.postgres import Cluster, remove_cluster, start_cluster
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
 # Settings matches names case-insensitively, so `benchwarmers_home` counts too.
 SEALED_PREFIX = "BENCH"
 # pydantic-settings with populate_by_name=True also reads a variable named after each field (DATABASE_URL,
-# URL, KEY, ...; see tests/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
+# URL, KEY, ...; see tests/e2e/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
 FIELD_NAMES = frozenset(name.upper() for name in Settings.model_fields) - {"HOME"}
 
 
@@ -89,7 +89,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     """The session's PostgreSQL cluster (started on first use)."""
-    from tests.benchserver import free_port
+    from tests.support.benchserver import free_port
 
     cluster = start_cluster(free_port())
     try:
@@ -118,7 +118,7 @@ def store(request: pytest.FixtureRequest, _sealed: None, monkeypatch: pytest.Mon
 def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """CliRunner's stdout is not a terminal, so `cli.common.table` would print its piped form (tab-separated
     lines): in-process CLI tests read the tables a person sees (a terminal console, without colour).
-    `tests/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
+    `tests/cli/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
     from rich.console import Console
 
     from benchwarmers.cli import common
@@ -169,4 +169,4 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
             llm.plugins.pm.register(pm_plugin, name=name)
 
 
-pytest_plugins = ["tests.gateway_fixtures", "tests.suite_fixtures", "tests.http1_fixtures"]
+pytest_plugins = ["tests.support.gateway_fixtures", "tests.support.suite_fixtures", "tests.support.http1_fixtures"]

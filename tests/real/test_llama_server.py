@@ -13,7 +13,7 @@ import pytest
 from benchwarmers.bench.admin.alerts import list_alerts
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls
-from tests.benchserver import BenchServer
+from tests.support.benchserver import BenchServer
 from tests.real.llama import MODEL, N_CTX, LlamaServer
 
 ALIAS = f"llama/{MODEL}"

@@ -13,7 +13,7 @@ import pytest
 
 from benchwarmers.bench.admin.presets import endpoint_options
 from benchwarmers.bench.services import Bench
-from tests.benchserver import ServeProcess
+from tests.support.benchserver import ServeProcess
 from tests.real.llama import require_real_tier
 
 ALIAS = "llm/SmolLM2"
