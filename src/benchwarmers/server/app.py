@@ -132,7 +132,7 @@ def create_app(settings: Settings) -> FastAPI:
         return json_response({"status": "ready", "database": "ok"})
 
     # Open: /healthz, /readyz, /login, /logout, /static and this document. Every other route is on a
-    # guarded router (server/deps.py); tests/test_route_guards.py holds every route to that.
+    # guarded router (server/deps.py); tests/server/test_route_guards.py holds every route to that.
     app.include_router(v1_routes.router)
     app.include_router(responses_api.router)
     app.include_router(messages_api.router)
