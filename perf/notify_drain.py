@@ -20,12 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.webhook import WebhookReceiver
-
 from benchwarmers.bench.notify.drain import drain
 from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings
 from benchwarmers.store import alerts as alert_rows
+from tests.fakes.webhook import WebhookReceiver
 
 
 async def idle_ms(bench: Bench, rounds: int = 50) -> float:

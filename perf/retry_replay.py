@@ -26,11 +26,11 @@ if str(ROOT) not in sys.path:
 
 import httpx2  # noqa: E402
 from openai import APITimeoutError, DefaultHttpxClient, OpenAI  # noqa: E402
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed  # noqa: E402
-from tests.fakes.upstream import FakeUpstream  # noqa: E402
 
 from benchwarmers.bench.services import Bench  # noqa: E402
 from benchwarmers.store import calls  # noqa: E402
+from tests.fakes.upstream import FakeUpstream  # noqa: E402
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed  # noqa: E402
 
 SLOW, FAST = "phi-4", "kimi-k2"
 

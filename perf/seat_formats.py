@@ -21,9 +21,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from tests.support.benchserver import free_port  # noqa: E402
-
 from benchwarmers.upstream.client import EndpointRef, UpstreamPool  # noqa: E402
+from tests.support.benchserver import free_port  # noqa: E402
 
 PROMPT = "Review this function and name every defect with its line:\n" + "def mean(xs): return sum(xs) / len(xs)\n" * 40
 

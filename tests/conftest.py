@@ -6,12 +6,16 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 
 from benchwarmers.settings import Settings
 from tests.fakes.upstream import FakeUpstream
 from tests.support.postgres import Cluster, remove_cluster, start_cluster
+
+if TYPE_CHECKING:
+    from tests.support.cli import Cli
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
 # Settings matches names case-insensitively, so `benchwarmers_home` counts too.
@@ -132,6 +136,22 @@ def fake_upstream() -> Iterator[FakeUpstream]:
     """A fresh fake provider on 127.0.0.1 for one test (its own thread and event loop)."""
     with FakeUpstream() as fake:
         yield fake
+
+
+@pytest.fixture
+def cli_home(tmp_path: Path) -> Path:
+    """The home the `cli` fixture's commands act on; a module whose commands act on its bench server's
+    home overrides this with that home."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def cli(cli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """`cli(*args)`: `benchwarmers ARGS...` in this process on `cli_home`, returning (exit code, output).
+    A module that needs more (variables unset, an endpoint added) overrides `cli`, taking this one."""
+    from tests.support.cli import cli_in
+
+    return cli_in(cli_home, monkeypatch)
 
 
 @pytest.fixture

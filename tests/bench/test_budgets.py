@@ -26,7 +26,7 @@ from benchwarmers.settings import Settings
 from benchwarmers.store import calls
 from benchwarmers.store.schema import panels
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 
 class Clock:

@@ -6,7 +6,7 @@ import httpx2
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 ADMIN_TOKEN = "admin-token-for-metrics-0001"
 

@@ -21,9 +21,9 @@ from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import counts
-from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
+from tests.support.panels import ask, collection
 
 MAX_TOKENS = 195  # with a 16-character prompt: 199 tokens as the fake counts, 200 as the bench estimates
 

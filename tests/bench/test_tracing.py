@@ -7,7 +7,7 @@ import json
 import httpx2
 import pytest
 
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 otel_trace = pytest.importorskip("opentelemetry.trace", reason="the otel extra is not installed")
 from opentelemetry.sdk.trace import TracerProvider  # noqa: E402

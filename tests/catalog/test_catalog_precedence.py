@@ -8,7 +8,7 @@ from typing import Any
 import httpx2
 
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import ask
+from tests.support.panels import ask
 
 # models.dev (bundled, openrouter) says: window 65,536, output 131,072, family llama, free.
 OR_ID = "meta-llama/llama-3.3-70b-instruct:free"

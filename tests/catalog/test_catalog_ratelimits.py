@@ -17,7 +17,7 @@ from benchwarmers.cli.app import app
 from benchwarmers.store import roster
 from benchwarmers.store.changes import list_changes, record_change
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 HEADERS = {
     "groq": {

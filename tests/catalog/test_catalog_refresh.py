@@ -9,11 +9,9 @@ from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import SourceResult, models_dev_cache, refresh_all
-from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from tests.catalog.test_catalog_precedence import OR_ID, entry
 
@@ -115,18 +113,10 @@ async def test_a_failed_listing_keeps_the_last_good_facts(bench, fake_upstream):
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "200")
+def cli(cli, monkeypatch):
     for name in ("OPENROUTER_API_KEY", "GROQ_API_KEY", "CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
+    return cli
 
 
 def test_catalog_refresh_command(cli, fake_upstream):

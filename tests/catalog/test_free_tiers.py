@@ -21,8 +21,8 @@ from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.catalog import free_tiers
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 OPENROUTER_SUMMARY = (
     "free: 50 requests a day, 20 requests a minute (the day resets at 00:00 UTC); prompts may be used for "

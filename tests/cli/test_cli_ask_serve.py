@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
 from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 BENCHWARMERS = str(Path(sys.executable).with_name("benchwarmers"))
 

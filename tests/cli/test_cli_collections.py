@@ -6,24 +6,15 @@ import asyncio
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import list_changes
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch, fake_upstream):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
+def cli(cli, fake_upstream):
+    invoke = cli
     fake_upstream.listing(
         "/v1/models",
         {

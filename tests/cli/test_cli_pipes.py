@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from benchwarmers import __version__
 from benchwarmers.bench.caller import Caller
 from benchwarmers.cli.app import app
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")
 

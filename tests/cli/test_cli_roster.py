@@ -6,25 +6,8 @@ import json
 from pathlib import Path
 
 import orjson
-import pytest
-from typer.testing import CliRunner
-
-from benchwarmers.cli.app import app
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "listings"
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
 
 
 def fixture(name: str):

@@ -9,12 +9,10 @@ from typing import Any
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from benchwarmers.bench.admin.presets import PRESETS
-from benchwarmers.cli.app import app
-from tests.support.benchserver import free_port
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import free_port
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "listings"
 NEXT = (
@@ -37,23 +35,13 @@ def locals_() -> Iterator[tuple[FakeUpstream, FakeUpstream]]:
 
 
 @pytest.fixture
-def cli(tmp_path, monkeypatch):
-    home = tmp_path / "home"
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(home))
-    monkeypatch.setenv("COLUMNS", "200")
+def cli(cli, monkeypatch):
     for preset in PRESETS.values():  # only the keys a test sets are "set"
         for name in preset.key_envs:
             monkeypatch.delenv(name, raising=False)
     for name in ("CLOUDFLARE_ACCOUNT_ID", "BENCH_BIND", "BENCHWARMERS_PUBLIC_URL"):
         monkeypatch.delenv(name, raising=False)
-    runner = CliRunner()
-
-    def invoke(*args: str, answers: str | None = None) -> tuple[int, str]:
-        result = runner.invoke(app, list(args), input=answers)
-        return result.exit_code, result.output
-
-    invoke.home = home  # type: ignore[attr-defined]
-    return invoke
+    return cli
 
 
 def test_init_unattended_finds_local_servers_and_proposes_a_collection(cli, locals_):

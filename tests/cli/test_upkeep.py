@@ -25,8 +25,8 @@ from benchwarmers.bench.upkeep.refresh import LAST_RUN_KEY
 from benchwarmers.cli.app import app
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store import roster
-from tests.support.benchserver import BenchServer, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, listed
 from tests.support.gateway_fixtures import LLAMA, QWEN
 from tests.support.serveprocess import run_admin
 

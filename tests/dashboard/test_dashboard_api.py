@@ -13,7 +13,7 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.server.pages import CSP
 from benchwarmers.store import alerts as alert_rows
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 PAGES = ("/", "/models", "/leaderboard", "/trends", "/suite", "/discover", "/settings")
 TOKEN = "admin-token-for-dashboard-api-tests-1a2b"

@@ -9,7 +9,7 @@ from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.bench.evidence.standings import standings
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls, counts
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 COMPARED = ("alias", "seats", "verdicts", "useful", "low", "high", "maturity", "awaiting", "errors", "empties",
             "last_seated", "last_judged", "error_kinds", "median_seconds", "p90_seconds", "rank_range")  # fmt: skip

@@ -18,9 +18,9 @@ import pytest
 from openai import OpenAI
 
 from benchwarmers.dashboard import THEMES
+from tests.fakes.upstream import FakeUpstream
 from tests.support.benchserver import BenchServer, listed
 from tests.support.browser import launch, require_chromium
-from tests.fakes.upstream import FakeUpstream
 from tests.support.gateway_fixtures import ROSTER
 
 pytestmark = pytest.mark.browser

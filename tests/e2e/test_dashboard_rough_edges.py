@@ -18,8 +18,8 @@ import pytest
 
 from benchwarmers.dashboard.change_views import utc
 from tests.e2e import test_dashboard_judging as judging
-from tests.support.benchserver import BenchServer, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, listed
 from tests.support.gateway_fixtures import ROSTER
 
 pytestmark = pytest.mark.browser

@@ -45,9 +45,9 @@ from benchwarmers.store.db import create_engine
 from benchwarmers.store.disk import disk_full
 from benchwarmers.store.inline_sqlite import writer_connection
 from benchwarmers.store.schema import alerts, panels, verdicts
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.support.panels import collection
 
 BENCHWARMERS = str(Path(sys.executable).with_name("benchwarmers"))
 LONG = " ".join(["a note long enough to need pages of its own"] * 400)  # ~18 kB: a write that needs room

@@ -19,8 +19,8 @@ import httpx2
 import pytest
 
 from benchwarmers.bench.services import Bench
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.support.serveprocess import ServeProcess, fake_endpoint, problems_in_log, run_admin
 
 PROMPT = [{"role": "user", "content": "Is 7 prime?"}]

@@ -20,8 +20,8 @@ import httpx2
 import pytest
 
 from benchwarmers.upstream.llm_client import OWN_PLUGIN, LlmClient
-from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 
 PLUGIN = Path(__file__).resolve().parents[2] / "llm-benchwarmers"
 DISTRIBUTION = "llm-benchwarmers"

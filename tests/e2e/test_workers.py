@@ -16,7 +16,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from benchwarmers.bench.history import CATCH_UP
 from tests.support.benchserver import ServeProcess, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 ROSTER = ("phi-4", "qwen3-32b", "kimi-k2")
 

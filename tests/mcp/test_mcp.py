@@ -15,10 +15,10 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.mcp import create_server
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
-from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.support.gateway_fixtures import ROSTER
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 
 @pytest.fixture

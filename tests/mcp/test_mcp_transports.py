@@ -21,9 +21,9 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.cli.mcp import with_port
 from benchwarmers.store import calls
-from tests.support.benchserver import BenchServer, free_port
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.benchserver import BenchServer, free_port
+from tests.support.panels import collection
 
 # The console script sits next to the interpreter, wherever the package is installed.
 BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")

@@ -14,7 +14,7 @@ import pytest
 from benchwarmers.server.cors import allowed_headers
 from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.support.browser import launch, require_chromium
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 APP = "http://app.example"
 PUBLIC = "https://bench.example"

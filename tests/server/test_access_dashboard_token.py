@@ -23,8 +23,8 @@ import pytest
 
 from benchwarmers.bench.admin import dashboard_token
 from benchwarmers.store.changes import list_changes
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 PROMPT = "the full app's private plan: ship on friday"
 DASHBOARD_NEEDED = {

@@ -19,7 +19,7 @@ from benchwarmers.server.auth import MISSING, NOT_A_KEY, NOT_BEARER, bearer_toke
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import gateway_keys
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 ADMIN_TOKEN = "admin-token-for-the-revoked-name-test-0001"
 KEY_FORM = re.compile(r"^bwk_[A-Za-z0-9_-]{43}$")

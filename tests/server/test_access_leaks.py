@@ -21,8 +21,8 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app as cli
 from benchwarmers.cli.verdicts import ExportKind
 from benchwarmers.store.schema import panels, seats
-from tests.support.benchserver import BenchServer, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, listed
 
 PROVIDER_STORED = "CanaryStoredProviderKey7f3a9c1e2b4d"
 PROVIDER_ENV = "CanaryEnvProviderKey5e6f7a8b9c0d1e"

@@ -22,7 +22,7 @@ from benchwarmers.errors import RateLimited
 from benchwarmers.server.body import BODY_CAP, TOO_LARGE
 from benchwarmers.server.ratelimit import RateLimits
 from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 MB = 1024 * 1024
 

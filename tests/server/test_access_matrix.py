@@ -17,8 +17,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 ADMIN_TOKEN = "matrix-admin-token-4c1f9a7e2d6b8035"
 UNKNOWN_KEY = "bwk_" + "u" * 39 + "Zz42"

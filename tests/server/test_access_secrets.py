@@ -22,8 +22,8 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.store import roster
 from benchwarmers.store.changes import record_change
 from benchwarmers.store.schema import panels, seats
-from tests.support.benchserver import BenchServer, listed
 from tests.fakes.upstream import FakeUpstream, echoed
+from tests.support.benchserver import BenchServer, listed
 
 PROVIDER_KEY = "CanaryProviderKey3a4b5c6d7e8f9a0b"
 ENV_SECRET = "CanaryEnvSecret0f1e2d3c4b5a6978"

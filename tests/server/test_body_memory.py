@@ -20,9 +20,9 @@ import orjson
 
 from benchwarmers.errors import Unavailable
 from benchwarmers.server.body_memory import BodyBudget
-from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
+from tests.support.panels import collection
 
 MiB = 1024 * 1024
 BUDGET = 128 * MiB  # seven 19 MB bodies at once

@@ -15,8 +15,8 @@ from __future__ import annotations
 import httpx2
 import pytest
 
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 
 def refusal(message: str, param: str) -> dict[str, object]:

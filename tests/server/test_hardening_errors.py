@@ -18,7 +18,7 @@ from benchwarmers.settings import Settings
 from tests.support import benchserver
 from tests.support.benchserver import BenchServer
 from tests.support.logrecords import Records, recording
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 CANARY = "CANARY-prompt-7f3a9e"
 JSON = {"content-type": "application/json"}

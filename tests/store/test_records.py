@@ -24,7 +24,7 @@ from benchwarmers.store.records import (
     PublicVerdict,
     SeatRow,
 )
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 
 def keys(record: type) -> set[str]:

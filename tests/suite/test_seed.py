@@ -217,14 +217,19 @@ def test_every_shipped_mutation_is_caught_by_its_test_and_the_unmutated_code_pas
 
 def test_a_mutation_its_test_does_not_catch_is_refused_and_no_task_is_written(tmp_path, monkeypatch):
     wilson = next(s for s in SEEDS if s.id == "claim-wilson-centre")
-    unrelated = {**wilson.as_json(), "id": "claim-wilson-untested", "test": "tests/bench/evidence/test_stats.py::test_maturity"}
+    unrelated = {
+        **wilson.as_json(),
+        "id": "claim-wilson-untested",
+        "test": "tests/bench/evidence/test_stats.py::test_maturity",
+    }
     catalogue = tmp_path / "seeds.json"
     catalogue.write_bytes(orjson.dumps([unrelated]))
     monkeypatch.chdir(ROOT)
     result = CliRunner().invoke(app, ["suite", "seed", "--seeds", str(catalogue), "--out", str(tmp_path / "tasks")])
     assert result.exit_code == 1
     assert (
-        "claim-wilson-untested: refused: tests/bench/evidence/test_stats.py::test_maturity passes on the mutated code, so it "
+        "claim-wilson-untested: refused: tests/bench/evidence/test_stats.py::test_maturity passes on the mutated code, "
+        "so it "
         "does not catch wrong-variable in wilson (src/benchwarmers/bench/evidence/stats.py); pick a test that "
         "fails on it or another mutation"
     ) in result.output

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 CITY = {"city": "Paris", "population": 2100000}
 CITY_JSON = '{"city": "Paris", "population": 2100000}'

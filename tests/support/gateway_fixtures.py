@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from openai import OpenAI
 
-from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
 
 # Ten free models in eight families; windows differ so size filters can be seen working.
 ROSTER = {

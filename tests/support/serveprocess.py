@@ -21,8 +21,8 @@ import httpx2
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings
-from tests.support.benchserver import free_port, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import free_port, listed
 
 T = TypeVar("T")
 

@@ -14,9 +14,9 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from benchwarmers.suite.tasks import load_tasks, select
-from tests.support.benchserver import listed
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import listed
 
 REVIEWERS = reviewers.REVIEWERS
 PAIRS = select(load_tasks(), ["rebench-*"])

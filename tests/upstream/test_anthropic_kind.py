@@ -25,9 +25,9 @@ from benchwarmers.upstream.client import EndpointRef, UpstreamPool
 from benchwarmers.upstream.failures import FailureKind, UpstreamFailure
 from benchwarmers.upstream.listings import fetch_listing
 from benchwarmers.upstream.ratelimits import retry_after_seconds
+from tests.fakes.upstream import FakeUpstream
 from tests.support.agents_fixtures import CITY
 from tests.support.benchserver import BenchServer
-from tests.fakes.upstream import FakeUpstream
 
 KEY = "sk-ant-test-0000000000000001"
 PNG_DATA = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

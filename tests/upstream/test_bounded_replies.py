@@ -20,10 +20,10 @@ from benchwarmers.mcp.replies import render_panel
 from benchwarmers.upstream.client import ChatBody, EndpointRef, UpstreamPool
 from benchwarmers.upstream.failures import UpstreamFailure
 from benchwarmers.upstream.truncation import read_limit
-from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
 from tests.fakes.behaviour import HUGE_LINE, huge_text
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, listed
+from tests.support.panels import collection
 
 KiB, MiB = 1024, 1024 * 1024
 HELLO = ChatBody.from_request({"model": "bench/x", "messages": [{"role": "user", "content": "say a lot"}]})

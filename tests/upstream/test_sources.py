@@ -19,8 +19,8 @@ from benchwarmers.cli.app import app
 from benchwarmers.errors import InvalidRequest, Unavailable, UpstreamRefused
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.support.gateway_fixtures import ROSTER
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "listings"

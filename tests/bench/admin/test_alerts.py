@@ -15,7 +15,7 @@ from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.support.gateway_fixtures import LLAMA, QWEN
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 
 def serve(fake: Any, *entries: dict[str, Any]) -> None:

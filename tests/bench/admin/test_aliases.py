@@ -9,17 +9,15 @@ from typing import Any
 import httpx2
 import pytest
 from sqlalchemy import func, select
-from typer.testing import CliRunner
 
 from benchwarmers.bench.evidence import roles
-from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import alerts, collections, decision_models, endpoints, models, seats
 from benchwarmers.store.schema import roles as role_table
+from tests.bench.evidence.test_evidence_gateway import judge
 from tests.support.benchserver import BenchServer, listed
 from tests.support.gateway_fixtures import ROSTER
-from tests.bench.evidence.test_evidence_gateway import judge
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 GEMMA = "fake/gemma-3-27b"
 LABEL = '{"shape": "review", "confidence": 0.9}'
@@ -46,16 +44,8 @@ def seat_aliases(server: BenchServer) -> dict[str, int]:
 
 
 @pytest.fixture
-def cli(bench_with_roster, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
+def cli_home(bench_with_roster):
+    return bench_with_roster.settings.home
 
 
 def review_board(server: BenchServer) -> dict:

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from benchwarmers.bench.admin.checks import TINY_PNG
 from benchwarmers.cli.app import app
 from benchwarmers.cli.check import window_text
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 NOT_FOUND = "not found (404): The model `gone-7b` does not exist or you do not have access to it."
 LIMITED = (

@@ -12,7 +12,6 @@ import orjson
 import pytest
 import typer
 import typer.main
-from typer.testing import CliRunner
 
 from benchwarmers.bench import gateway_config
 from benchwarmers.bench.gateway_config import GATEWAY_DEFAULTS, GatewaySettings, check, read_stored
@@ -21,8 +20,8 @@ from benchwarmers.cli.app import app as cli_app
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
-from tests.support.benchserver import BenchServer
 from tests.dashboard.test_dashboard_api import changes
+from tests.support.benchserver import BenchServer
 
 DEFAULTS = {
     "max_explorers": 2,
@@ -62,19 +61,6 @@ BOUNDS = {
 }
 PING_ZERO = "ping_interval must be from 1 to 60 seconds (got 0)"
 CONCURRENCY_ZERO = "endpoint_concurrency must be a whole number from 1 to 1024 (got 0)"
-
-
-@pytest.fixture
-def cli(tmp_path, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(cli_app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
 
 
 def refused(call: Any) -> InvalidRequest:

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 from benchwarmers.catalog.modelsdev import ModelsDev, load_catalog
 from benchwarmers.catalog.prices import MAKERS, UNKNOWN, ListPrice, list_price, per_million
 from benchwarmers.cli.app import app
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
-from tests.bench.panels.test_gateway_panels import ask
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.support.panels import ask
 
 # A models.dev catalog small enough to price by hand (USD per million tokens).
 CATALOG = {

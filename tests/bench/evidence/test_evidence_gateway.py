@@ -9,17 +9,15 @@ import re
 import httpx2
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.evidence import board as evidence
 from benchwarmers.bench.evidence.primary import primary_for
 from benchwarmers.bench.evidence.stats import bootstrap_bt, bradley_terry
 from benchwarmers.bench.services import Bench
-from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 TRIO = ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b"]
 
@@ -35,16 +33,8 @@ def seats_by_model(reply) -> dict[str, str]:
 
 
 @pytest.fixture
-def cli(bench_with_roster, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(bench_with_roster.settings.home))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
+def cli_home(bench_with_roster):
+    return bench_with_roster.settings.home
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ import httpx2
 from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 MEMBER = "member"
 # A best, a close runner-up and nine more; the last three are clearly bad (rate <= 0.35).
@@ -86,7 +86,7 @@ def test_the_leaderboard_shows_a_change_beside_the_all_time_record(server: Bench
             page = http.get("/leaderboard").text
     [model] = board["models"]
     assert (model["useful"], model["verdicts"]) == (100, 120)
-    # The last 10 of the first 105 verdicts (5 of them useful) opened the epoch, as tests/bench/evidence/test_epochs.py shows.
+    # The last 10 of the first 105 verdicts (5 of them useful) opened the epoch, as test_epochs.py shows.
     assert model["current"] == {"useful": 5, "verdicts": 25, "rate": 0.2, "interval": [0.0886, 0.3913]}
     assert model["changed"]["why"] == "recent 5/10 against 95/95 before"
     assert "now 5/25: recent 5/10 against 95/95 before" in page

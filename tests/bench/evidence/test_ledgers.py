@@ -5,21 +5,20 @@ refusing while collections seat the endpoint's models."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx2
 import orjson
 import pytest
-from typer.testing import CliRunner
 
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.bench.upkeep.owed import check_owed
 from benchwarmers.bench.upkeep.watch import Watch
-from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from tests.support.benchserver import BenchServer
 from tests.support.gateway_fixtures import LLAMA, QWEN
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 DAY = 86_400.0
 
@@ -31,16 +30,14 @@ def verdict(server: BenchServer, call: str, useful: bool, false: list[str] | Non
 
 
 @pytest.fixture
-def cli(pair: BenchServer, monkeypatch: pytest.MonkeyPatch) -> Any:
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(pair.settings.home))
+def cli_home(pair: BenchServer) -> Path:
+    return pair.settings.home
+
+
+@pytest.fixture
+def cli(cli: Any, monkeypatch: pytest.MonkeyPatch) -> Any:
     monkeypatch.setenv("COLUMNS", "250")
-    runner = CliRunner()
-
-    def run(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return run
+    return cli
 
 
 # -- what each model got wrong ---------------------------------------------------------------------

@@ -7,7 +7,7 @@ import httpx2
 
 from benchwarmers.bench.evidence.primary import primary_for
 from tests.bench.evidence.test_evidence_gateway import judge, seats_by_model
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 LLAMA, QWEN, PHI = "llama-3.3-70b", "qwen3-32b", "phi-4"
 

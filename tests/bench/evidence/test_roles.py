@@ -8,35 +8,26 @@ from pathlib import Path
 import orjson
 import pytest
 from sqlalchemy import select
-from typer.testing import CliRunner
 
 from benchwarmers.bench.evidence.primary import Primary
 from benchwarmers.bench.panels.merge import merger_candidates
-from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import roles
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.support.cli import cli_in
 from tests.support.gateway_fixtures import ROSTER
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 EXAMPLE = Path(__file__).parents[3] / "examples" / "roles.toml"
 
 
 def cli_for(server: BenchServer, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(server.settings.home))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
+    return cli_in(server.settings.home, monkeypatch)
 
 
 @pytest.fixture
-def cli(bench_with_roster, monkeypatch):
-    return cli_for(bench_with_roster, monkeypatch)
+def cli_home(bench_with_roster):
+    return bench_with_roster.settings.home
 
 
 def pins(server: BenchServer) -> list[tuple[str, str, str]]:

@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.store import calls
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 
 def verdict(server, body):

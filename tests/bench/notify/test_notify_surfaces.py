@@ -19,8 +19,8 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.cli.app import app
 from benchwarmers.store import alerts as alert_rows
 from benchwarmers.store import notify as notify_rows
-from tests.support.benchserver import BenchServer
 from tests.fakes.webhook import WebhookReceiver
+from tests.support.benchserver import BenchServer
 
 SECRET = "t0ken-in-the-path"
 

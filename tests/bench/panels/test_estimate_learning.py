@@ -8,7 +8,7 @@ import sqlite3
 import httpx2
 
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 ALIAS = "fake/llama-3.1-8b"  # an 8,000-token window
 WORDS = "the quick brown fox jumps over the lazy dog "  # prose: no code symbols

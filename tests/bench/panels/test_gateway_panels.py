@@ -7,11 +7,10 @@ import time
 
 import httpx2
 import pytest
-from openai import OpenAI
 
 from benchwarmers.bench.services import Bench
-from tests.support.benchserver import BenchServer
 from tests.support.gateway_fixtures import ROSTER
+from tests.support.panels import ask, collection
 
 FAMILY = {
     "llama-3.3-70b": "llama",
@@ -25,21 +24,6 @@ FAMILY = {
     "glm-4.5-air": "glm",
     "kimi-k2": "kimi",
 }
-
-
-def collection(server: BenchServer, name: str, members: list[str], **extra: object) -> None:
-    data = {
-        "name": name,
-        "members": [f"fake/{m}" for m in members],
-        "description": f"{name} work",
-        "tags": ["test"],
-        **extra,
-    }
-    server.admin(lambda bench: bench.collections.add_collection(data))
-
-
-def ask(client: OpenAI, model: str, text: str = "Review this function.", **kwargs: object):
-    return client.chat.completions.create(model=model, messages=[{"role": "user", "content": text}], **kwargs)
 
 
 def test_models_list_shows_each_collection_in_every_reply_mode(bench_with_roster, client):

@@ -6,7 +6,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 CATALOGUE = "Collections: bench/pair: pair work [test]; bench/small: small work [test]"
 

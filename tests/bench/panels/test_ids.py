@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.panels.ids import PanelIds
 from benchwarmers.store.schema import panels, seats
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 ID_FORM = re.compile(r"^p\d{8}-\d{6}-[0-9a-f]{8}$")
 

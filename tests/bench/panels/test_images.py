@@ -9,8 +9,8 @@ import pytest
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls
-from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 CANARY = b"IMAGE-CANARY-" * 3000  # ~39 KB of recognisable bytes
 DATA_URL = "data:image/png;base64," + base64.b64encode(CANARY).decode()

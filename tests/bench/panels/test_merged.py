@@ -10,7 +10,7 @@ from benchwarmers.bench.evidence.posterior import best_of
 from benchwarmers.bench.evidence.primary import Primary
 from benchwarmers.bench.evidence.roles import set_role
 from benchwarmers.bench.panels.merge import merger_candidates, merger_messages
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 
 def merger_requests(fake):

@@ -23,7 +23,7 @@ from benchwarmers.store import calls
 from benchwarmers.store.schema import panels, seats
 from tests.support.benchserver import BenchServer
 from tests.support.logrecords import recording
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 PROMPT = [{"role": "user", "content": "review this retry loop"}]
 BODY = {"model": "bench/slow", "messages": PROMPT}

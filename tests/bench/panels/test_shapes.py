@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from benchwarmers.bench.panels.shapes import chat_body, choice_body, parse_chat_answer, parse_choice_answer
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 SHAPES = {"general": "anything", "review": "finding defects"}
 

@@ -15,7 +15,7 @@ from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.bench.evidence.posterior import best_among
 from benchwarmers.bench.panels.seating import Candidate, Seat, best_first, plan_seats
 from tests.support.benchserver import BenchServer
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 NOW = 1_800_000_000.0
 

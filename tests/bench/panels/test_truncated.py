@@ -9,7 +9,7 @@ import orjson
 from benchwarmers.bench.evidence.board import leaderboard
 from benchwarmers.store import calls
 from tests.support.gateway_fixtures import LLAMA, QWEN
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 CUT = orjson.dumps(
     {

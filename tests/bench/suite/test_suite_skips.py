@@ -11,9 +11,9 @@ import pytest
 
 from benchwarmers.bench.suite_run import prompt_estimate
 from benchwarmers.settings import Settings
-from tests.support.benchserver import listed
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import listed
 from tests.support.suite_fixtures import PAIRS, cli, report_json, run
 
 TOO_LARGE = sorted(t.id for t in PAIRS if prompt_estimate(t).default.tokens > 2048)

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from benchwarmers.cli.app import app
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import collection
+from tests.support.panels import collection
 
 PROVIDER_KEY = "sk-test-fake-provider-key-0001"  # add_fake_endpoint's
 

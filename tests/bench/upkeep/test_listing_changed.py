@@ -8,26 +8,16 @@ from typing import Any
 import httpx2
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from benchwarmers.cli.app import app
 from tests.support.benchserver import add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 KIMI = "fake/kimi-k2"
 
 
 @pytest.fixture
-def cli(server, monkeypatch):
-    monkeypatch.setenv("BENCHWARMERS_HOME", str(server.settings.home))
-    monkeypatch.setenv("COLUMNS", "200")
-    runner = CliRunner()
-
-    def invoke(*args: str) -> tuple[int, str]:
-        result = runner.invoke(app, list(args))
-        return result.exit_code, result.output
-
-    return invoke
+def cli_home(server):
+    return server.settings.home
 
 
 def relist(server, fake, *entries: dict[str, Any]) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from benchwarmers.store import calls
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import alerts, models, panels, seats, verdicts
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
-from tests.bench.panels.test_gateway_panels import ask, collection
+from tests.support.panels import ask, collection
 
 OLD_PROMPT = "CANARY-old-prompt-4b1d"
 OLD_ANSWER = "CANARY-old-answer-9c2e"
