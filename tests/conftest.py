@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from benchwarmers.settings import Settings
-from tests.fakes.upstream import FakeUpstream
 from tests.support.postgres import Cluster, remove_cluster, start_cluster
 
+# What only some tests use is imported by their fixtures: collecting one test file loads no more than it needs.
 if TYPE_CHECKING:
+    from tests.fakes.upstream import FakeUpstream
     from tests.support.cli import Cli
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
@@ -134,6 +135,8 @@ def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def fake_upstream() -> Iterator[FakeUpstream]:
     """A fresh fake provider on 127.0.0.1 for one test (its own thread and event loop)."""
+    from tests.fakes.upstream import FakeUpstream
+
     with FakeUpstream() as fake:
         yield fake
 

@@ -8,12 +8,18 @@ import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
-from openai import OpenAI
 
 from tests.fakes.upstream import FakeUpstream
-from tests.support.benchserver import BenchServer, add_fake_endpoint, free_port, listed
+
+# A plugin of every test module (tests/conftest.py): the server and the SDK are imported by the fixtures that
+# use them, so that collecting a test that needs neither does not load them.
+if TYPE_CHECKING:
+    from openai import OpenAI
+
+    from tests.support.benchserver import BenchServer
 
 # Ten free models in eight families; windows differ so size filters can be seen working.
 ROSTER = {
@@ -36,6 +42,8 @@ LLAMA, QWEN = "llama-3.3-70b", "qwen3-32b"
 @pytest.fixture
 def pair(server: BenchServer, fake_upstream: FakeUpstream) -> BenchServer:
     """Two free models of two families on a paid endpoint; `solo` seats llama plus one explorer."""
+    from tests.support.benchserver import add_fake_endpoint, listed
+
     for model in (LLAMA, QWEN):
         fake_upstream.script(model)
     add_fake_endpoint(server, fake_upstream, models=[listed(LLAMA), listed(QWEN)], free_tier=False)
@@ -54,6 +62,8 @@ def fake() -> Iterator[FakeUpstream]:
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[BenchServer]:
+    from tests.support.benchserver import BenchServer
+
     bench_server = BenchServer(tmp_path / "home").start()
     try:
         yield bench_server
@@ -63,12 +73,16 @@ def server(tmp_path: Path) -> Iterator[BenchServer]:
 
 @pytest.fixture
 def bench_with_roster(server: BenchServer, fake: FakeUpstream) -> BenchServer:
+    from tests.support.benchserver import add_fake_endpoint, listed
+
     add_fake_endpoint(server, fake, models=[listed(m, w) for m, w in ROSTER.items()])
     return server
 
 
 @pytest.fixture
 def client(server: BenchServer) -> OpenAI:
+    from openai import OpenAI
+
     return OpenAI(base_url=server.v1, api_key="not-needed-on-loopback", max_retries=0, timeout=30)
 
 
@@ -76,6 +90,8 @@ class RedisServer:
     """A redis-server on a free loopback port, that a test may stop and start again (same port)."""
 
     def __init__(self, folder: Path) -> None:
+        from tests.support.benchserver import free_port
+
         binary = shutil.which("redis-server")
         if binary is None:
             pytest.skip("redis-server is not installed (apt-get install redis-server)")

@@ -5,24 +5,28 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
 import pytest
-from typer.testing import CliRunner
 
-from benchwarmers.bench.services import Bench
-from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
 from benchwarmers.suite.tasks import load_tasks, select
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream
-from tests.support.benchserver import listed
+
+# A plugin of every test module (tests/conftest.py): the bench and the CLI are imported where they are used,
+# so that collecting a test that needs neither does not load them.
+if TYPE_CHECKING:
+    from benchwarmers.bench.services import Bench
 
 REVIEWERS = reviewers.REVIEWERS
 PAIRS = select(load_tasks(), ["rebench-*"])
 
 
 def run(settings: Settings, action):
+    from benchwarmers.bench.services import Bench
+
     async def main():
         async with Bench(settings, actor="test") as bench:
             return await action(bench)
@@ -40,6 +44,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def reviewers_on_fake(home: Path, latency: float = 0.0):
     """A fresh home with four scripted reviewers on the fake provider and `bench/reviewers`."""
+    from tests.support.benchserver import listed
+
     with FakeUpstream() as fake:
         for model, make in REVIEWERS.items():
             fake.script(model, respond=make(PAIRS), latency=latency)
@@ -64,6 +70,10 @@ def reviewers_bench(home: Path):
 
 
 def cli(*args: str) -> tuple[int, str]:
+    from typer.testing import CliRunner
+
+    from benchwarmers.cli.app import app
+
     result = CliRunner().invoke(app, list(args))
     return result.exit_code, result.output
 

@@ -277,7 +277,7 @@ def read(raw: bytes) -> PreparedPanel | BenchError:
 def check(raw: bytes) -> None:
     note(f"body ({len(raw):,} bytes): {raw[:400]!r}")
     outcome = read(raw)
-    # `pytest --hypothesis-show-statistics` shows how far the draws got.
+    # `pytest -p hypothesispytest --hypothesis-show-statistics` shows how far the draws got.
     event("seated" if isinstance(outcome, PreparedPanel) else f"refused {outcome.status} ({outcome.param})")
     if isinstance(outcome, PreparedPanel):
         assert outcome.plan.seats
