@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from driver import Load, chat_body, run_load
-from fleet import Bench, Process, Usage
-from measure import Scenario, summarise
+from perf.driver import Load, chat_body, run_load
+from perf.fleet import Bench, Process, Usage
+from perf.measure import Scenario, summarise
 
 OURS = "benchwarmers"
 PATH = "/v1/chat/completions"
@@ -196,8 +196,8 @@ async def side_by_side(
     args: argparse.Namespace, bench: Bench, fake_port: int, logs: Path, model_alias: str
 ) -> dict[str, Any]:
     """Start the peers asked for (`--litellm`, `--portkey`), measure them against bench/solo, stop them."""
-    from litellm_side_by_side import start_litellm
-    from portkey_side_by_side import start_portkey
+    from perf.litellm_side_by_side import start_litellm
+    from perf.portkey_side_by_side import start_portkey
 
     assert bench.process is not None
     started: list[Any] = []
