@@ -29,9 +29,9 @@ from benchwarmers.catalog.pace import (
 )
 from benchwarmers.cli.app import app
 from benchwarmers.upstream.ratelimits import daily_reset
-from tests.catalog.test_free_tiers import host_of, user_file
 from tests.fakes.upstream import FakeUpstream
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
+from tests.support.free_tiers import host_of, user_file
 from tests.support.panels import collection
 
 # The model's limits as its free-tier entry gives them, in the vocabulary catalog/pace.py reads.

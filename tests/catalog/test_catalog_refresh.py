@@ -13,7 +13,7 @@ import pytest
 from benchwarmers.bench.services import Bench
 from benchwarmers.bench.upkeep.refresh import SourceResult, models_dev_cache, refresh_all
 from benchwarmers.settings import Settings
-from tests.catalog.test_catalog_precedence import OR_ID, entry
+from tests.support.catalog import OR_ID, entry
 
 ALIAS = f"or/{OR_ID}"
 LIVE = {

@@ -7,8 +7,6 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
-from pathlib import Path
 
 import orjson
 import pytest
@@ -19,15 +17,7 @@ from benchwarmers import __version__
 from benchwarmers.bench.caller import Caller
 from benchwarmers.cli.app import app
 from tests.support.panels import ask, collection
-
-BENCHWARMERS = str(Path(sys.executable).parent / "benchwarmers")
-
-
-def shell(command: str, server, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "BENCHWARMERS_HOME": str(server.settings.home), "BENCHWARMERS_URL": server.url}
-    return subprocess.run(
-        command, shell=True, input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False
-    )
+from tests.support.shell import BENCHWARMERS, shell
 
 
 def test_piped_tables_are_tab_separated_lines_that_grep_and_cut_find(bench_with_roster, client, fake):

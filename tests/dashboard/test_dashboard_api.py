@@ -13,15 +13,11 @@ from benchwarmers.bench.services import Bench
 from benchwarmers.server.pages import CSP
 from benchwarmers.store import alerts as alert_rows
 from tests.support.benchserver import BenchServer
+from tests.support.changes import changes
 from tests.support.panels import ask, collection
 
 PAGES = ("/", "/models", "/leaderboard", "/trends", "/suite", "/discover", "/settings")
 TOKEN = "admin-token-for-dashboard-api-tests-1a2b"
-
-
-def changes(server: BenchServer, subject: str) -> list[tuple[str, str, str]]:
-    rows = httpx2.get(f"{server.url}/api/changes?subject={subject}").json()["data"]
-    return [(c["actor"], c["action"], c["name"]) for c in reversed(rows)]
 
 
 def test_collections_are_made_replaced_and_deleted_with_every_change_logged(bench_with_roster):

@@ -19,11 +19,14 @@ from openai import OpenAI
 
 from benchwarmers.dashboard import THEMES
 from tests.fakes.upstream import FakeUpstream
+from tests.support import browser as chromium
 from tests.support.benchserver import BenchServer, listed
-from tests.support.browser import launch, require_chromium
 from tests.support.gateway_fixtures import ROSTER
 
 pytestmark = pytest.mark.browser
+
+browser = chromium.browser  # the fixtures every browser test module shares: one chromium per module
+page = chromium.page
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots"
 TOKEN = "admin-token-for-browser-tests-4b1c"
@@ -33,43 +36,6 @@ HOSTILE = (
     "Here is the fix.\n\n<script>window.__pwned = 1; alert(1)</script>\n"
     '<img src=x onerror="window.__pwned = 2">\n\n[click me](javascript:window.__pwned=3)'
 )
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    require_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = launch(playwright)
-        try:
-            yield launched
-        finally:
-            launched.close()
-
-
-@pytest.fixture
-def page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.set_default_timeout(5_000)
-    tab = context.new_page()
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    # Script errors and CSP refusals count; a 4xx the page asked for on purpose (a refused form) does not.
-    tab.on(
-        "console",
-        lambda message: (
-            message.type == "error"
-            and not message.text.startswith("Failed to load resource: the server responded with a status of 4")
-            and errors.append(message.text)
-        ),
-    )
-    tab.on("dialog", lambda dialog: dialog.accept())  # window.confirm before a delete
-    try:
-        yield tab
-    finally:
-        context.close()
-    assert errors == [], f"errors in the page during {request.node.name}"
 
 
 def start_server(tmp_path: Path, fake: FakeUpstream, **settings: Any) -> BenchServer:

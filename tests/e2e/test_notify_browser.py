@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from benchwarmers.bench.notify.targets import TEST_TITLE
-from tests.e2e.test_dashboard_browser import browser, page  # noqa: F401 (the fixtures, reused)
 from tests.fakes.webhook import WebhookReceiver
 from tests.support.benchserver import BenchServer
+from tests.support.browser import browser, page  # noqa: F401 (the fixtures, reused)
 
 pytestmark = pytest.mark.browser
 

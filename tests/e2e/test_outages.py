@@ -26,11 +26,11 @@ from sqlalchemy import select
 
 from benchwarmers.store.db import create_engine
 from benchwarmers.store.schema import panels, seats, verdicts
-from tests.e2e.test_workers import worker_pids, worker_processes
 from tests.support.benchserver import BenchServer, ServeProcess, add_fake_endpoint, free_port, listed
 from tests.support.gateway_fixtures import RedisServer
 from tests.support.panels import collection
 from tests.support.postgres import Cluster, remove_cluster, start_cluster
+from tests.support.workers import worker_pids, worker_processes
 
 DATABASE_GONE = {
     "error": {

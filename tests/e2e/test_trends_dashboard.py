@@ -24,10 +24,10 @@ from benchwarmers.bench.evidence.series import bucket_label
 from benchwarmers.bench.evidence.stats import wilson
 from benchwarmers.dashboard import THEMES
 from benchwarmers.store.schema import panels, seats
-from tests.bench.evidence.test_cost import CATALOG, GPT, LLAMA, USAGE, WIDGET
 from tests.fakes.reviewers import REVIEWERS
 from tests.support.benchserver import BenchServer, listed
 from tests.support.browser import launch, require_chromium
+from tests.support.cost import CATALOG, GPT, LLAMA, USAGE, WIDGET
 from tests.support.suite_fixtures import PAIRS, cli, reviewers_on_fake
 
 SHOTS = Path(__file__).resolve().parents[2] / "test-output" / "screenshots" / "trends"

@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from benchwarmers.bench.history import CATCH_UP
 from tests.support.benchserver import ServeProcess, add_fake_endpoint, listed
 from tests.support.panels import collection
+from tests.support.workers import worker_pids, worker_processes
 
 ROSTER = ("phi-4", "qwen3-32b", "kimi-k2")
 
@@ -36,22 +37,6 @@ def panels_counted(url: str) -> float:
         for sample in family.samples
         if sample.name == "benchwarmers_panels_total"
     )
-
-
-def worker_pids(url: str) -> set[str]:
-    text = httpx2.get(f"{url}/metrics").text
-    return {
-        sample.labels["pid"]
-        for family in text_string_to_metric_families(text)
-        for sample in family.samples
-        if sample.name == "benchwarmers_worker_resident_memory_bytes"
-    }
-
-
-def worker_processes(pid: int) -> list[int]:
-    """The serve process's workers: its children that run the app (not multiprocessing's helpers)."""
-    children = [int(c) for t in Path(f"/proc/{pid}/task").iterdir() for c in (t / "children").read_text().split()]
-    return [c for c in children if b"multiprocessing.resource_tracker" not in Path(f"/proc/{c}/cmdline").read_bytes()]
 
 
 @pytest.fixture

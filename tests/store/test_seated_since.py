@@ -12,7 +12,7 @@ from sqlalchemy import event
 from benchwarmers.bench.state import BenchState
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
-from tests.store.test_bulk import panel, seat
+from tests.support.rows import panel, seat
 
 
 def test_seated_since_answers_from_the_created_at_range(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from benchwarmers.bench.state import BenchState, checkpoint_due
 from benchwarmers.settings import Settings
 from benchwarmers.store import calls
 from benchwarmers.store.db import LogFrames
-from tests.store.test_bulk import panel
+from tests.support.rows import panel
 
 
 def test_the_log_is_reused_after_each_checkpoint(tmp_path: Path) -> None:

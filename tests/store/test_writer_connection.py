@@ -15,7 +15,7 @@ from benchwarmers.settings import Settings
 from benchwarmers.store import calls, db
 from benchwarmers.store.calls import PanelIdTaken
 from benchwarmers.store.records import PanelRow
-from tests.store.test_bulk import panel
+from tests.support.rows import panel
 
 
 def reservation(panel_id: str) -> dict[str, object]:

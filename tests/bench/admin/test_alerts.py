@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from benchwarmers.bench.admin import alerts as bench_alerts
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
+from tests.support.alerts import explorers, open_alerts
 from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 from tests.support.gateway_fixtures import LLAMA, QWEN
 from tests.support.panels import ask, collection
@@ -24,15 +25,6 @@ def serve(fake: Any, *entries: dict[str, Any]) -> None:
 
 def refresh(server: BenchServer) -> dict[str, Any]:
     return server.admin(lambda bench: bench.endpoints.refresh_endpoint("fake"))
-
-
-def open_alerts(server: BenchServer) -> list[tuple[str, str, str]]:
-    found = server.admin(lambda bench: bench_alerts.list_alerts(bench.state))
-    return [(a["kind"], a["subject"], a["message"]) for a in found]
-
-
-def explorers(client: Any, name: str = "solo") -> list[str]:
-    return [s["alias"] for s in ask(client, f"bench/{name}").bench["seats"] if s["seat"] == "explorer"]
 
 
 def status(server: BenchServer, alias: str) -> str:

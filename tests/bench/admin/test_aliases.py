@@ -14,9 +14,9 @@ from benchwarmers.bench.evidence import roles
 from benchwarmers.store.changes import list_changes
 from benchwarmers.store.schema import alerts, collections, decision_models, endpoints, models, seats
 from benchwarmers.store.schema import roles as role_table
-from tests.bench.evidence.test_evidence_gateway import judge
 from tests.support.benchserver import BenchServer, listed
 from tests.support.gateway_fixtures import ROSTER
+from tests.support.judging import judge
 from tests.support.panels import ask, collection
 
 GEMMA = "fake/gemma-3-27b"

@@ -20,8 +20,8 @@ from benchwarmers.cli.app import app as cli_app
 from benchwarmers.errors import InvalidRequest
 from benchwarmers.store import gateway_settings as setting_rows
 from benchwarmers.store.changes import record_change
-from tests.dashboard.test_dashboard_api import changes
 from tests.support.benchserver import BenchServer
+from tests.support.changes import changes
 
 DEFAULTS = {
     "max_explorers": 2,

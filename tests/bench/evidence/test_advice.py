@@ -12,9 +12,9 @@ from benchwarmers.bench.evidence.advice import Usage, advise, edit_command
 from benchwarmers.bench.upkeep.watch import Watch
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
-from tests.bench.evidence.test_evidence_gateway import judge, seats_by_model
-from tests.cli.test_cli_pipes import BENCHWARMERS, shell
+from tests.support.judging import judge, seats_by_model
 from tests.support.panels import ask, collection
+from tests.support.shell import BENCHWARMERS, shell
 
 
 def fields(name: str, members: list[str], shape: str | None = None) -> dict:

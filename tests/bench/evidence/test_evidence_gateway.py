@@ -17,19 +17,10 @@ from benchwarmers.bench.evidence.stats import bootstrap_bt, bradley_terry
 from benchwarmers.bench.services import Bench
 from benchwarmers.store.changes import list_changes
 from tests.support.benchserver import BenchServer
+from tests.support.judging import judge, seats_by_model
 from tests.support.panels import ask, collection
 
 TRIO = ["llama-3.3-70b", "qwen3-32b", "gemma-3-27b"]
-
-
-def judge(server, call: str, useful: bool, real: list[str] | None = None, false: list[str] | None = None) -> None:
-    body = {"call": call, "useful": useful, "real": real or [], "false": false or []}
-    response = httpx2.post(f"{server.url}/bench/verdict", json=body)
-    assert response.status_code == 200, response.text
-
-
-def seats_by_model(reply) -> dict[str, str]:
-    return {s["alias"].removeprefix("fake/"): s["call"] for s in reply.bench["seats"]}
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx2
 
 from benchwarmers.bench.evidence.primary import primary_for
-from tests.bench.evidence.test_evidence_gateway import judge, seats_by_model
+from tests.support.judging import judge, seats_by_model
 from tests.support.panels import ask, collection
 
 LLAMA, QWEN, PHI = "llama-3.3-70b", "qwen3-32b", "phi-4"

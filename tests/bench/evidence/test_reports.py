@@ -16,7 +16,7 @@ from benchwarmers.bench.evidence.reports import (
     verdicts_by_key,
 )
 from benchwarmers.bench.snapshot import ModelView, Snapshot
-from tests.bench.evidence.test_evidence import row
+from tests.support.evidence_rows import row
 
 
 def explorer(alias: str, endpoint: str) -> dict:

@@ -20,7 +20,7 @@ from benchwarmers.bench.upkeep.probe import PROBE_PROMPT, Probed, probe_due
 from benchwarmers.bench.upkeep.watch import Watch
 from benchwarmers.cli.app import app
 from benchwarmers.store.changes import list_changes
-from tests.bench.admin.test_alerts import explorers, open_alerts
+from tests.support.alerts import explorers, open_alerts
 from tests.support.benchserver import BenchServer
 from tests.support.gateway_fixtures import LLAMA, QWEN
 from tests.support.panels import ask, collection

@@ -13,7 +13,7 @@ from benchwarmers.bench.panels.record import Recorder
 from benchwarmers.bench.state import BenchState
 from benchwarmers.settings import Settings
 from benchwarmers.store.calls import PanelIdTaken
-from tests.store.test_bulk import panel
+from tests.support.rows import panel
 
 
 def test_writes_arriving_together_share_one_commit_and_a_caller_leaving_cancels_nothing(tmp_path: Path) -> None:

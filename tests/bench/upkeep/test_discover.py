@@ -18,8 +18,8 @@ from benchwarmers.bench.upkeep.refresh import refresh_endpoint
 from benchwarmers.cli.app import app
 from benchwarmers.errors import Conflict, InvalidRequest, NotFound
 from benchwarmers.settings import Settings
-from tests.catalog.test_catalog_precedence import entry
-from tests.catalog.test_free_tiers import OPENROUTER_TIER
+from tests.support.catalog import entry
+from tests.support.free_tiers import OPENROUTER_TIER
 
 FLASH = "deepseek/deepseek-v4-flash:free"
 

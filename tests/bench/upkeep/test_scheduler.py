@@ -15,7 +15,7 @@ from benchwarmers.bench.upkeep.refresh import refresh_all
 from benchwarmers.bench.upkeep.scheduler import DAY, MAX_NAP, RETRY_AFTER_ERROR, CatalogScheduler
 from benchwarmers.settings import Settings
 from benchwarmers.store.changes import list_changes
-from tests.catalog.test_catalog_precedence import OR_ID, entry
+from tests.support.catalog import OR_ID, entry
 
 
 class Clock:
