@@ -1,7 +1,7 @@
 """Two builds of the bench side by side in one run: before and after a change.
 
-    python perf/ab.py --before /path/to/other/.venv/bin/benchwarmers            # this tree is "after"
-    python perf/ab.py --before OLD --collection solo --concurrency 16 --rounds 5
+    python -m perf.ab --before /path/to/other/.venv/bin/benchwarmers            # this tree is "after"
+    python -m perf.ab --before OLD --collection solo --concurrency 16 --rounds 5
 
 Both benches get the same fake provider and the same load, in turns (A B A B ...), so the
 machine's drift falls on both; the table gives each one's median over the rounds and the ratio.
@@ -16,9 +16,9 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from fleet import start_fake
-from report import console
-from workers import WorkersBench, measure
+from perf.fleet import start_fake
+from perf.report import console
+from perf.workers import WorkersBench, measure
 
 KEYS = (
     "panels/s",

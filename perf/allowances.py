@@ -3,7 +3,7 @@ windows, in memory: microseconds a `take` (best of 5 rounds of 20,000), for a mo
 minute's moving window, by a fixed day (resets-day), and by both; and a model's first take of
 the day, which reads what the store says was spent (here a seed that answers at once).
 
-    python perf/allowances.py
+    python -m perf.allowances
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Memory under a burst of large bodies: 100 concurrent 19 MB image requests at `benchwarmers serve`.
 
-    python perf/bodies.py                       # 100 × 19 MB at the default body memory budget
-    python perf/bodies.py --budget-mib 128      # BENCHWARMERS_BODY_MEMORY_BUDGET for the server
-    python perf/bodies.py --count 50 --mb 10
+    python -m perf.bodies                       # 100 × 19 MB at the default body memory budget
+    python -m perf.bodies --budget-mib 128      # BENCHWARMERS_BODY_MEMORY_BUDGET for the server
+    python -m perf.bodies --count 50 --mb 10
 
 A fresh bench (its own home and process) over the fake provider (perf/upstream.py, one vision
 member, no explorers: `bench/solo`) is warmed with one small panel; its RSS then is the idle
@@ -31,8 +31,9 @@ from collections import Counter
 from pathlib import Path
 
 import orjson
-from fleet import Bench, Process, start_fake
-from measure import percentile
+
+from perf.fleet import Bench, Process, start_fake
+from perf.measure import percentile
 
 MB = 1_000_000
 MIB = 1024 * 1024

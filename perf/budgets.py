@@ -1,7 +1,7 @@
 """What a daily budget costs a request: the admission check alone, on a real SQLite store.
 
-    python perf/budgets.py                 # 2,000 admissions each way, over 20,000 panels recorded today
-    python perf/budgets.py --panels 100000 --admits 5000
+    python -m perf.budgets                 # 2,000 admissions each way, over 20,000 panels recorded today
+    python -m perf.budgets --panels 100000 --admits 5000
 
 Three cases: no budget (nothing to do), a budget far from its end (the process's tally, a store
 count every 5 s at most), and a budget near its end (a store count on every admission, as it must

@@ -7,10 +7,10 @@ scaling scenarios' large prompts) and keeps it for the rows that need it.
 
 from __future__ import annotations
 
-from driver import BodyFactory, chat_body
-from fleet import Process
-from measure import Result, Scenario, counts, run_scenario
-from upstream import MODELS
+from perf.driver import BodyFactory, chat_body
+from perf.fleet import Process
+from perf.measure import Result, Scenario, counts, run_scenario
+from perf.upstream import MODELS
 
 TARGET = "no gateway (driver → fake)"
 

@@ -1,8 +1,8 @@
 """How long each dashboard page takes with a long call log (the issue's bar: under 300 ms with
 100,000 recorded seats).
 
-    python perf/dashboard_pages.py                 # 100,000 seats, 20 loads a page
-    python perf/dashboard_pages.py --seats 300000  # more
+    python -m perf.dashboard_pages                 # 100,000 seats, 20 loads a page
+    python -m perf.dashboard_pages --seats 300000  # more
 
 A fresh home is seeded straight into the database (panels of five seats, answers of about
 1.5 KB, a third of the answered seats judged, 40 models on one endpoint), then `benchwarmers
@@ -26,12 +26,12 @@ import time
 from pathlib import Path
 
 import httpx2
-from fleet import free_port, wait_for_port  # perf/ is on the path when this file runs
 
 from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings
 from benchwarmers.store import roster
 from benchwarmers.store.schema import collections, panels, seats, verdicts
+from perf.fleet import free_port, wait_for_port  # perf/ is on the path when this file runs
 
 BUDGET_MS = 300.0
 SEATS_PER_PANEL = 5

@@ -7,7 +7,7 @@ keeps the bench's own account of its seats (`bench.seats[].seconds`) from the re
 
 Raw streams rather than an HTTP library: on a 2-core machine that the gateway and the fake provider
 share with the driver, every CPU-millisecond the driver spends is one the gateway does not get.
-`python perf/run.py --driver-ceiling` measures what this driver manages with no gateway in between.
+`python -m perf.run --driver-ceiling` measures what this driver manages with no gateway in between.
 """
 
 from __future__ import annotations

@@ -10,21 +10,17 @@ llama.cpp's server reports a few more tokens as `prompt_tokens` (its chat templa
 lowers a learned ratio (errs high). Needs `scripts/install-real-tier`. Prints the markdown tables of
 docs/BENCHMARKS.md, "Prompt estimate".
 
-    python perf/estimate_error.py
+    python -m perf.estimate_error
 """
 
 from __future__ import annotations
 
 import math
 import statistics
-import sys
-from pathlib import Path
 
 from benchwarmers.bench.core.estimate import Ratios
 from benchwarmers.bench.panels.parse import estimate_tokens, read_content
 from benchwarmers.suite.tasks import load_tasks
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.real.llama import gguf_path
 
 

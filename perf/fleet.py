@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from upstream import MODELS
+from perf.upstream import MODELS
 
 PERF = Path(__file__).resolve().parent
 ROOT = PERF.parent
@@ -159,7 +159,8 @@ def start_fake(latency: float, endpoints: int, logs: Path, jitter: float = 0.0) 
     port = free_port()
     argv = [
         sys.executable,
-        str(PERF / "upstream.py"),
+        "-m",
+        "perf.upstream",
         "--port",
         str(port),
         "--latency",

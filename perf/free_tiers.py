@@ -2,7 +2,7 @@
 file version: load() caches it), and looking up each listed model's free tier (once per model per
 refresh). Prints the figures for docs/BENCHMARKS.md, "Free tiers".
 
-    python perf/free_tiers.py
+    python -m perf.free_tiers
 """
 
 from __future__ import annotations

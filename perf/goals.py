@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from measure import Result
+from perf.measure import Result
 
 
 def goals(

@@ -17,7 +17,7 @@ percentiles), each lag of at least `--lag-floor` with its time, every GC pause, 
 reservation, and the process's CPU seconds. Times are `time.monotonic()` (CLOCK_MONOTONIC, the same clock as the
 driver's), so perf/tails.py lines them up with each request.
 
-    BENCHWARMERS_HOME=... python perf/instrumented_serve.py --bind 127.0.0.1:8123 --out probes.jsonl
+    BENCHWARMERS_HOME=... python -m perf.instrumented_serve --bind 127.0.0.1:8123 --out probes.jsonl
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 LiteLLM runs from its own virtualenv (perf/.venv-litellm, never a project dependency) with one
 model whose `api_base` is the fake provider; the bench serves a 1-member, 0-explorer collection on
-a model of the same fake. Run the side-by-side part alone with `python perf/litellm_side_by_side.py`
+a model of the same fake. Run the side-by-side part alone with `python -m perf.litellm_side_by_side`
 (same options as run.py; add `--portkey` for Portkey in the same rounds).
 
     python3 -m venv perf/.venv-litellm
@@ -16,8 +16,8 @@ import secrets
 import time
 from pathlib import Path
 
-from fleet import Process, free_port, http_get, wait_for_port
-from target import Target
+from perf.fleet import Process, free_port, http_get, wait_for_port
+from perf.target import Target
 
 INSTALL = "python3 -m venv perf/.venv-litellm && perf/.venv-litellm/bin/pip install 'litellm[proxy]==1.108.7'"
 MODEL_NAME = "fake-model"

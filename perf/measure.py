@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from driver import BodyFactory, Load, run_load
-from fleet import Process, machine_busy
-from spy import Profile
+from perf.driver import BodyFactory, Load, run_load
+from perf.fleet import Process, machine_busy
+from perf.spy import Profile
 
 MB = 1_000_000
 

@@ -4,7 +4,7 @@ results, and optionally one ~1 MB base64 image) read as the panel's chat request
 back as a Message and as Anthropic's event stream (bench/panels/messages.py, server/routes/messages.py).
 Pure functions, timed in-process; prints a markdown table for docs/BENCHMARKS.md "Messages API".
 
-    python perf/messages_wire.py [--runs 200]
+    python -m perf.messages_wire [--runs 200]
 """
 
 from __future__ import annotations

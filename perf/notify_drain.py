@@ -1,8 +1,8 @@
 """What the notification drain costs: a round with nothing to send (what `serve` does every
 BENCHWARMERS_NOTIFY_EVERY seconds), and sending a backlog of alerts to webhooks on loopback.
 
-    python perf/notify_drain.py                      # 1 target, 200 alerts
-    python perf/notify_drain.py --targets 3 --alerts 500
+    python -m perf.notify_drain                      # 1 target, 200 alerts
+    python -m perf.notify_drain --targets 3 --alerts 500
 
 Prints the median milliseconds of an idle round (no targets; targets and nothing new) and the
 seconds and notifications a second of draining the backlog (BATCH at a time, sent concurrently).
@@ -13,19 +13,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from tests.fakes.webhook import WebhookReceiver
 
 from benchwarmers.bench.notify.drain import drain
 from benchwarmers.bench.services import Bench
 from benchwarmers.settings import Settings
 from benchwarmers.store import alerts as alert_rows
+from tests.fakes.webhook import WebhookReceiver
 
 
 async def idle_ms(bench: Bench, rounds: int = 50) -> float:

@@ -14,8 +14,8 @@ One pin besides the gateway: `@hono/node-server` 1.14.1. The gateway asks for `^
 headers, so every streamed reply from an OpenAI-style provider fails with HTTP 500 ("TypeError:
 immutable" in `updateHeaders`) on Node 20. 1.14.1 is the newest release without that change.
 
-    python perf/portkey_side_by_side.py --install    # install only (a few seconds)
-    python perf/portkey_side_by_side.py              # the side-by-side part alone (add --litellm for both)
+    python -m perf.portkey_side_by_side --install    # install only (a few seconds)
+    python -m perf.portkey_side_by_side              # the side-by-side part alone (add --litellm for both)
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from driver import chat_body, run_load
-from fleet import PERF, Process, free_port, http_get, wait_for_port
-from target import PATH, Target
+from perf.driver import chat_body, run_load
+from perf.fleet import PERF, Process, free_port, http_get, wait_for_port
+from perf.target import PATH, Target
 
 VERSION = "1.15.2"
 NODE_SERVER = "1.14.1"  # see the module's docstring
@@ -39,7 +39,7 @@ PACKAGE = {
     "dependencies": {"@portkey-ai/gateway": VERSION},
     "overrides": {"@hono/node-server": NODE_SERVER},
 }
-INSTALL = "python perf/portkey_side_by_side.py --install (npm install --prefix perf/.portkey, with its package.json)"
+INSTALL = "python -m perf.portkey_side_by_side --install (npm install --prefix perf/.portkey, with its package.json)"
 PROVIDER_KEY = "sk-fake-provider-key"
 
 

@@ -2,15 +2,15 @@
 
 Install it, or run the part (the same options as run.py):
 
-    python perf/portkey_side_by_side.py --install    # install only (a few seconds)
-    python perf/portkey_side_by_side.py              # the side-by-side part alone (add --litellm for both)
+    python -m perf.portkey_side_by_side --install    # install only (a few seconds)
+    python -m perf.portkey_side_by_side              # the side-by-side part alone (add --litellm for both)
 """
 
 from __future__ import annotations
 
 import sys
 
-from portkey_peer import PREFIX, install, installed_version
+from perf.portkey_peer import PREFIX, install, installed_version
 
 
 def main() -> None:
@@ -19,7 +19,7 @@ def main() -> None:
         problem = install()
         print(problem or f"@portkey-ai/gateway@{installed_version(PREFIX)} is in {PREFIX}")
         sys.exit(1 if problem else 0)
-    import run
+    from perf import run
 
     token = "--collections solo --modes json --concurrency 1 --count 20 --image-mb 0 --portkey --no-litellm"
     run.main([*token.split(), *sys.argv[1:]])

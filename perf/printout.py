@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ceiling import TARGET
-from measure import Result
-from report import (
+from rich.table import Table
+
+from perf.ceiling import TARGET
+from perf.measure import Result
+from perf.report import (
     CEILING_COLUMNS,
     IMAGE_COLUMNS,
     LOAD_COLUMNS,
@@ -17,9 +19,8 @@ from report import (
     markdown,
     rows,
 )
-from rich.table import Table
-from side_by_side import OURS
-from tails import GROUP_HEADERS, INSTRUMENTED
+from perf.side_by_side import OURS
+from perf.tails import GROUP_HEADERS, INSTRUMENTED
 
 Section = tuple[str, list[str], list[list[Any]]]
 SLOWEST_HEADERS = [

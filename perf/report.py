@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from measure import Result
 from rich.console import Console
 from rich.table import Table
+
+from perf.measure import Result
 
 # Wide tables stay readable when piped to a file or a log (rich would wrap them to 80 columns).
 console = Console(highlight=False, width=None if sys.stdout.isatty() else 300)

@@ -1,9 +1,9 @@
 """What openai-python's own retries get from a panel slower than its timeout (docs/GATEWAY.md, "Replays").
 
-    python perf/retry_replay.py                    # each timeout × slowest seat, 3 runs each
-    python perf/retry_replay.py --runs 5 --timeouts 1 2 --seats 1.5 3 5
+    python -m perf.retry_replay                    # each timeout × slowest seat, 3 runs each
+    python -m perf.retry_replay --runs 5 --timeouts 1 2 --seats 1.5 3 5
 
-A real bench server (in this process's thread, as tests/benchserver.py runs it) and the fake provider:
+A real bench server (in this process's thread, as tests/support/benchserver.py runs it) and the fake provider:
 a collection of two members, one answering at once and one after `seat` seconds. The SDK is
 `OpenAI(timeout=T)` with its default retries (2). Per combination: how many runs got every seat's
 answer, the attempts the SDK made (mean), the provider calls (mean; 2 = each model once), the
@@ -15,22 +15,17 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+import httpx2
+from openai import APITimeoutError, DefaultHttpxClient, OpenAI
 
-import httpx2  # noqa: E402
-from openai import APITimeoutError, DefaultHttpxClient, OpenAI  # noqa: E402
-from tests.benchserver import BenchServer, add_fake_endpoint, listed  # noqa: E402
-from tests.fakes.upstream import FakeUpstream  # noqa: E402
-
-from benchwarmers.bench.services import Bench  # noqa: E402
-from benchwarmers.store import calls  # noqa: E402
+from benchwarmers.bench.services import Bench
+from benchwarmers.store import calls
+from tests.fakes.upstream import FakeUpstream
+from tests.support.benchserver import BenchServer, add_fake_endpoint, listed
 
 SLOW, FAST = "phi-4", "kimi-k2"
 

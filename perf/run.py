@@ -1,10 +1,10 @@
 """Measure the bench's own cost per panel and per seat: one command, tables at the end.
 
-    python perf/run.py --quick          # about a minute: every main scenario, few requests
-    python perf/run.py                  # the full run, LiteLLM and Portkey side by side included
-    python perf/run.py --markdown       # also print the tables as markdown for docs/BENCHMARKS.md
-    python perf/run.py --scaling        # only: cost against seats per panel and prompt size
-    python perf/run.py --tails          # only: tails at a 500 ms provider, with the server's probes
+    python -m perf.run --quick          # about a minute: every main scenario, few requests
+    python -m perf.run                  # the full run, LiteLLM and Portkey side by side included
+    python -m perf.run --markdown       # also print the tables as markdown for docs/BENCHMARKS.md
+    python -m perf.run --scaling        # only: cost against seats per panel and prompt size
+    python -m perf.run --tails          # only: tails at a 500 ms provider, with the server's probes
 
 A fixed-latency fake provider (perf/upstream.py) and `benchwarmers serve` each run in their own
 process; this process is the load driver (perf/driver.py). Nothing here is part of the test suite.
@@ -22,24 +22,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ceiling import Ceilings
-from driver import chat_body, image_body, run_load
-from fleet import PERF, Bench, Process, alias, start_fake
-from goals import goals
-from measure import MB, Result, Scenario, counts, profile_path, run_scenario
-from printout import print_tables
-from report import (
+from perf.ceiling import Ceilings
+from perf.driver import chat_body, image_body, run_load
+from perf.fleet import PERF, Bench, Process, alias, start_fake
+from perf.goals import goals
+from perf.measure import MB, Result, Scenario, counts, profile_path, run_scenario
+from perf.printout import print_tables
+from perf.report import (
     console,
     machine,
     save,
     show_pairs,
 )
-from scaling import configure as scaling_collections
-from scaling import scaling
-from side_by_side import side_by_side
-from spy import by_package, hot
-from tails import tails
-from upstream import MODELS
+from perf.scaling import configure as scaling_collections
+from perf.scaling import scaling
+from perf.side_by_side import side_by_side
+from perf.spy import by_package, hot
+from perf.tails import tails
+from perf.upstream import MODELS
 
 COLLECTIONS = {"solo": ("solo: 1 member + 0 explorers", 1), "five": ("five: 3 members + 2 explorers", 5)}
 CHAT = "/v1/chat/completions"

@@ -18,11 +18,11 @@ import random
 import string
 from typing import Any
 
-from ceiling import Ceilings
-from driver import chat_body
-from fleet import Bench, Process, alias
-from measure import MB, Result, Scenario, counts, profile_path, run_scenario
-from upstream import MODELS
+from perf.ceiling import Ceilings
+from perf.driver import chat_body
+from perf.fleet import Bench, Process, alias
+from perf.measure import MB, Result, Scenario, counts, profile_path, run_scenario
+from perf.upstream import MODELS
 
 SEATS = (1, 3, 5, 8)
 PROMPTS = (1_000, 100_000, 1_000_000)

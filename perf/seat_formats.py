@@ -2,7 +2,7 @@
 Anthropic's Messages API, through the same pool against the fake provider (in its own process, so
 its work is not counted). Prints CPU microseconds per call, the mapping both ways included.
 
-    python perf/seat_formats.py --calls 2000
+    python -m perf.seat_formats --calls 2000
 """
 
 from __future__ import annotations
@@ -17,14 +17,10 @@ from pathlib import Path
 import httpx2
 import orjson
 
+from benchwarmers.upstream.client import EndpointRef, UpstreamPool
+from tests.support.benchserver import free_port
+
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tests.benchserver import free_port  # noqa: E402
-
-from benchwarmers.upstream.client import EndpointRef, UpstreamPool  # noqa: E402
-
 PROMPT = "Review this function and name every defect with its line:\n" + "def mean(xs): return sum(xs) / len(xs)\n" * 40
 
 

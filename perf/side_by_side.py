@@ -17,10 +17,10 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from driver import Load, chat_body, run_load
-from fleet import Bench, Usage
-from measure import Scenario, summarise
-from target import PATH, Target
+from perf.driver import Load, chat_body, run_load
+from perf.fleet import Bench, Usage
+from perf.measure import Scenario, summarise
+from perf.target import PATH, Target
 
 OURS = "benchwarmers"
 
@@ -184,8 +184,8 @@ async def side_by_side(
     args: argparse.Namespace, bench: Bench, fake_port: int, logs: Path, model_alias: str
 ) -> dict[str, Any]:
     """Start the peers asked for (`--litellm`, `--portkey`), measure them against bench/solo, stop them."""
-    from litellm_peer import start_litellm
-    from portkey_peer import start_portkey
+    from perf.litellm_peer import start_litellm
+    from perf.portkey_peer import start_portkey
 
     assert bench.process is not None
     started: list[Any] = []

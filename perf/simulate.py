@@ -1,7 +1,7 @@
 """Does seating learn? The real seating, history and evidence rule against hidden useful rates.
 
-    python perf/simulate.py                       # every scenario, both policies, 20 seeds
-    python perf/simulate.py --seeds 5 --scenario close
+    python -m perf.simulate                       # every scenario, both policies, 20 seeds
+    python -m perf.simulate --seeds 5 --scenario close
 
 Each panel seats one member and two explorers with `plan_seats` (real `Candidate`s built as
 bench/panels/prepare.py builds them, from a real `SeatHistory` with its change detector); every

@@ -2,7 +2,7 @@
 models with evidence, without stand-ins, with them and no member absent (the reserves are still
 ranked), and with two members cooling. Prints microseconds per plan (pure: no I/O, no server).
 
-    python perf/stand_ins.py --roster 300 --plans 2000
+    python -m perf.stand_ins --roster 300 --plans 2000
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How long the CLI takes to start: CPU and wall time of a few commands that do little else.
 
-    python perf/startup.py               # 15 runs of each command
-    python perf/startup.py --runs 30 --benchwarmers OTHER/.venv/bin/benchwarmers
+    python -m perf.startup               # 15 runs of each command
+    python -m perf.startup --runs 30 --benchwarmers OTHER/.venv/bin/benchwarmers
 
 Each command runs as its own process in one fresh home (`BENCHWARMERS_HOME`, migrated by a first
 `collection list` that is not counted), stdout piped as a script would. As after `pip install`, the

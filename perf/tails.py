@@ -27,10 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from ceiling import Ceilings
-from driver import Sample, chat_body, run_load
-from fleet import PERF, Bench, run_queue_wait, start_fake
-from measure import Result, Scenario, counts, percentile, profile_path, run_scenario_load
+
+from perf.ceiling import Ceilings
+from perf.driver import Sample, chat_body, run_load
+from perf.fleet import PERF, Bench, run_queue_wait, start_fake
+from perf.measure import Result, Scenario, counts, percentile, profile_path, run_scenario_load
 
 COLLECTION = "bench/five"
 CHAT = "/v1/chat/completions"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fleet import Process
+from perf.fleet import Process
 
 PATH = "/v1/chat/completions"
 

@@ -3,7 +3,7 @@
 `tests/fakes/upstream.py` answers every model after a fixed latency; this wrapper adds a listing per
 endpoint so `benchwarmers endpoint refresh` finds models whose window, images and price are known:
 
-    python perf/upstream.py --port 9001 --latency 0.05 --endpoints 8
+    python -m perf.upstream --port 9001 --latency 0.05 --endpoints 8
 
 serves endpoint i (1-based) at `http://127.0.0.1:9001/e<i>/v1`, listing every model whose index is
 i modulo the endpoint count. Each model lives on its own endpoint by default, so the bench's
@@ -13,15 +13,9 @@ per-endpoint cap on calls in flight does not stand in front of its own cost (see
 from __future__ import annotations
 
 import argparse
-import sys
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
-
-from tests.fakes.upstream import FakeUpstream, run_forever  # noqa: E402
+from tests.fakes.upstream import FakeUpstream, run_forever
 
 # Eight families, so a 3-member collection can seat two explorers of families of their own.
 MODELS = (

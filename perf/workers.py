@@ -1,7 +1,7 @@
 """`serve --workers 2` beside `--workers 1` on the same run: five-seat panels at 64 connections.
 
-    python perf/workers.py            # 4000 measured panels per server (about two minutes)
-    python perf/workers.py --count 1000
+    python -m perf.workers            # 4000 measured panels per server (about two minutes)
+    python -m perf.workers --count 1000
 
 The fake provider (perf/upstream.py, fixed latency) and each bench run in their own processes;
 this process is the load driver. The bench's CPU is its process and every worker's (/proc).
@@ -21,10 +21,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from driver import chat_body, run_load
-from fleet import Bench, Process, free_port, http_get, machine_times, start_fake, usage_of, wait_for_port
-from measure import percentile
-from report import console
+from perf.driver import chat_body, run_load
+from perf.fleet import Bench, Process, free_port, http_get, machine_times, start_fake, usage_of, wait_for_port
+from perf.measure import percentile
+from perf.report import console
 
 CONNECTIONS = 64
 

@@ -1,8 +1,8 @@
 """`serve --workers 2` beside `--workers 1` with a load that costs almost nothing: nginx as the fake
 provider and wrk as the driver, both in C.
 
-    python perf/workers_native.py                 # 8 rounds of 10 s of five-seat panels per server
-    python perf/workers_native.py --seconds 10 --latency 0.05
+    python -m perf.workers_native                 # 8 rounds of 10 s of five-seat panels per server
+    python -m perf.workers_native --seconds 10 --latency 0.05
 
 On two cores, one worker that saturates its core leaves one core for everything else; two workers
 want both, so whatever the fake provider and the driver spend comes out of the second worker's
@@ -39,11 +39,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import orjson
-from driver import chat_body, run_load
-from fleet import Process, free_port, machine_times, usage_of, wait_for_port
-from report import console
-from upstream import endpoint_models, listing
-from workers import CONNECTIONS, WorkersBench, children, connections_per_worker, print_comparison
+
+from perf.driver import chat_body, run_load
+from perf.fleet import Process, free_port, machine_times, usage_of, wait_for_port
+from perf.report import console
+from perf.upstream import endpoint_models, listing
+from perf.workers import CONNECTIONS, WorkersBench, children, connections_per_worker, print_comparison
 
 ENDPOINTS = 8
 ECHO_MODULE = Path("/usr/lib/nginx/modules/ngx_http_echo_module.so")

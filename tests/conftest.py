@@ -6,18 +6,23 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pytest
 
 from benchwarmers.settings import Settings
-from tests.fakes.upstream import FakeUpstream
-from tests.postgres import Cluster, remove_cluster, start_cluster
+from tests.support.postgres import Cluster, remove_cluster, start_cluster
+
+# What only some tests use is imported by their fixtures: collecting one test file loads no more than it needs.
+if TYPE_CHECKING:
+    from tests.fakes.upstream import FakeUpstream
+    from tests.support.cli import Cli
 
 # Every variable Benchwarmers reads starts with this: BENCH_* and BENCHWARMERS_* (see benchwarmers.settings).
 # Settings matches names case-insensitively, so `benchwarmers_home` counts too.
 SEALED_PREFIX = "BENCH"
 # pydantic-settings with populate_by_name=True also reads a variable named after each field (DATABASE_URL,
-# URL, KEY, ...; see tests/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
+# URL, KEY, ...; see tests/e2e/test_docs_tables.py): sealed too, except HOME, which BENCHWARMERS_HOME outranks.
 FIELD_NAMES = frozenset(name.upper() for name in Settings.model_fields) - {"HOME"}
 
 
@@ -89,7 +94,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Cluster]:
     """The session's PostgreSQL cluster (started on first use)."""
-    from tests.benchserver import free_port
+    from tests.support.benchserver import free_port
 
     cluster = start_cluster(free_port())
     try:
@@ -118,7 +123,7 @@ def store(request: pytest.FixtureRequest, _sealed: None, monkeypatch: pytest.Mon
 def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
     """CliRunner's stdout is not a terminal, so `cli.common.table` would print its piped form (tab-separated
     lines): in-process CLI tests read the tables a person sees (a terminal console, without colour).
-    `tests/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
+    `tests/cli/test_cli_pipes.py` runs commands in a subprocess behind a real pipe for the piped form."""
     from rich.console import Console
 
     from benchwarmers.cli import common
@@ -130,8 +135,26 @@ def _terminal_tables(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def fake_upstream() -> Iterator[FakeUpstream]:
     """A fresh fake provider on 127.0.0.1 for one test (its own thread and event loop)."""
+    from tests.fakes.upstream import FakeUpstream
+
     with FakeUpstream() as fake:
         yield fake
+
+
+@pytest.fixture
+def cli_home(tmp_path: Path) -> Path:
+    """The home the `cli` fixture's commands act on; a module whose commands act on its bench server's
+    home overrides this with that home."""
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def cli(cli_home: Path, monkeypatch: pytest.MonkeyPatch) -> Cli:
+    """`cli(*args)`: `benchwarmers ARGS...` in this process on `cli_home`, returning (exit code, output).
+    A module that needs more (variables unset, an endpoint added) overrides `cli`, taking this one."""
+    from tests.support.cli import cli_in
+
+    return cli_in(cli_home, monkeypatch)
 
 
 @pytest.fixture
@@ -169,4 +192,4 @@ def llm_plugin(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPat
             llm.plugins.pm.register(pm_plugin, name=name)
 
 
-pytest_plugins = ["tests.gateway_fixtures", "tests.suite_fixtures", "tests.http1_fixtures"]
+pytest_plugins = ["tests.support.gateway_fixtures", "tests.support.suite_fixtures", "tests.support.http1_fixtures"]

@@ -20,7 +20,7 @@ HOSTILE = {
     "BENCHWARMERS_ADMIN_TOKEN": "zzz",
     "BENCHWARMERS_HOME": str(Path.home() / ".benchwarmers"),
     "benchwarmers_key": "bwk_lower_case_counts_too",
-    # Also read today, by field name (populate_by_name; see tests/test_docs_tables.py).
+    # Also read today, by field name (populate_by_name; see tests/e2e/test_docs_tables.py).
     "DATABASE_URL": "postgresql+asyncpg://nobody@127.0.0.1:1/y",
     "URL": "http://198.51.100.1:8123",
     "BENCHWARMERS_FREE_TIERS_URL": "https://198.51.100.1/free-tiers.json",

@@ -1,4 +1,4 @@
-"""instructor against a bench, run by tests/test_clients_instructor.py in instructor's own virtualenv
+"""instructor against a bench, run by tests/e2e/test_clients_instructor.py in instructor's own virtualenv
 (its pins — rich<15, jiter<0.15 — cannot live beside the project's). Prints one JSON object: each
 mode's result, or the error it raised."""
 

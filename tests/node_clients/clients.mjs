@@ -1,5 +1,5 @@
 // The Node clients of the client matrix, unmodified, against a real bench: `node clients.mjs BASE_URL`.
-// Prints one JSON object, { scenario: result | { error } }; tests/test_clients_node.py asserts it.
+// Prints one JSON object, { scenario: result | { error } }; tests/e2e/test_clients_node.py asserts it.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { createOpenAI } from "@ai-sdk/openai";

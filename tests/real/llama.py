@@ -18,7 +18,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.benchserver import free_port
+from tests.support.benchserver import free_port
 
 MODEL = "smollm2"  # the server's --model_alias: what its listing names (else the file's path)
 N_CTX = 512  # small: this build evaluates ~15 prompt tokens a CPU-second, and the rules are the same at any window

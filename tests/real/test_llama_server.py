@@ -13,8 +13,8 @@ import pytest
 from benchwarmers.bench.admin.alerts import list_alerts
 from benchwarmers.bench.services import Bench
 from benchwarmers.store import calls
-from tests.benchserver import BenchServer
 from tests.real.llama import MODEL, N_CTX, LlamaServer
+from tests.support.benchserver import BenchServer
 
 ALIAS = f"llama/{MODEL}"
 PROSE = "The quick brown fox jumps over the lazy dog near the quiet river bank. "

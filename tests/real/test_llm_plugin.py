@@ -13,8 +13,8 @@ import pytest
 
 from benchwarmers.bench.presets import endpoint_options
 from benchwarmers.bench.services import Bench
-from tests.benchserver import ServeProcess
 from tests.real.llama import require_real_tier
+from tests.support.benchserver import ServeProcess
 
 ALIAS = "llm/SmolLM2"
 PANELS = 8

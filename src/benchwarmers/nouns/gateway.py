@@ -2,7 +2,7 @@
 
 Everything that checks or shows a setting reads it from here: the admin service (what may be
 stored), the snapshot (what was stored, read back and carried as this model), `benchwarmers gateway`,
-the dashboard's Settings form, and the table in docs/GATEWAY.md (tests/test_gateway_settings_doc.py compares it),
+the dashboard's Settings form, and the table in docs/GATEWAY.md (tests/e2e/test_gateway_settings_doc.py compares it),
 so descriptions are plain text. The store keeps only the JSON object; the ranges say what the
 gateway can honestly run with.
 """

@@ -3,7 +3,7 @@
 The guards sit on the routers, not on the routes: every route of an `admin_router()` (`/api/...`)
 or a `pages_router()` (the dashboard) runs `admin_for` first, and every route of a
 `gateway_router()` (`/v1/...`, `/bench/...`) runs `caller_for` first, so a route added to one is
-guarded without asking (tests/test_route_guards.py walks every route to hold that). A route that
+guarded without asking (tests/server/test_route_guards.py walks every route to hold that). A route that
 needs to know who is calling takes `Admin` or `GatewayCaller`: FastAPI runs a dependency once per
 request and hands its result to everyone who asks.
 

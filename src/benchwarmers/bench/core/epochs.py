@@ -11,7 +11,7 @@ verdicts are the model's current evidence, the older ones stay in the all-time r
 The threshold is set for scanning after every verdict over five windows: G > 22 (one test alone
 would be p ≈ 3e-6) gave 0.8% false alarms over 500 stationary runs of 3,000 verdicts at rates from
 0.2 to 0.8 (4% at G > 20, 31% at G > 15), and a swap from 0.8 to 0.3 after 200 verdicts opens an
-epoch after a median of 20 verdicts (90% within 38). tests/test_epochs.py measures both on seeded
+epoch after a median of 20 verdicts (90% within 38). tests/bench/evidence/test_epochs.py measures both on seeded
 sequences. A false alarm costs little: the epoch restarts from a window of honest verdicts.
 
 Memory is bounded: a track keeps the last `max(WINDOWS)` verdicts and the epoch's totals.
