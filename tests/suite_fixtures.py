@@ -11,9 +11,9 @@ import pytest
 from typer.testing import CliRunner
 
 from benchwarmers.bench.services import Bench
+from benchwarmers.bench.suite.tasks import load_tasks, select
 from benchwarmers.cli.app import app
 from benchwarmers.settings import Settings
-from benchwarmers.suite.tasks import load_tasks, select
 from tests.benchserver import listed
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream

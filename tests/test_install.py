@@ -147,7 +147,7 @@ def test_the_wheel_installs_in_a_fresh_venv_with_its_files_and_serves(installed,
         "dashboard/static/app.css",
         "store/migrations/env.py",
         "store/migrations/versions/0001_initial_schema.py",
-        "suite/__init__.py",
+        "bench/suite/__init__.py",
     ):
         assert (package / needed).is_file(), needed
     # The models.dev snapshot comes with its package, a dependency.

@@ -7,7 +7,7 @@ import os
 
 import orjson
 
-from benchwarmers.suite.claims import definitions
+from benchwarmers.bench.suite.claims import definitions
 from tests.benchserver import listed
 from tests.suite_fixtures import PAIRS, REVIEWERS, cli, report_json, run
 

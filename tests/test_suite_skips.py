@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers.bench.suite_run import prompt_estimate
+from benchwarmers.bench.suite.run import prompt_estimate
 from benchwarmers.settings import Settings
 from tests.benchserver import listed
 from tests.fakes import reviewers

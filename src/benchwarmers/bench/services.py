@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.notify.targets import NotifyTargets
     from benchwarmers.bench.panels.log import CallLog
     from benchwarmers.bench.panels.service import Panels
-    from benchwarmers.bench.suite_run import SuiteRuns
+    from benchwarmers.bench.suite.run import SuiteRuns
 
 
 class Bench:
@@ -97,7 +97,7 @@ class Bench:
 
     @cached_property
     def suite(self) -> SuiteRuns:
-        from benchwarmers.bench.suite_run import SuiteRuns
+        from benchwarmers.bench.suite.run import SuiteRuns
 
         return SuiteRuns(self.state, self.panels)
 
