@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchwarmers.bench.caller import Caller
+from benchwarmers.bench.evidence.verdicts import SUITE, write_verdict
 from benchwarmers.bench.panels.run import used_tokens
 from benchwarmers.bench.state import BenchState
 from benchwarmers.bench.suite.grading import Graded, pair_verdicts
@@ -143,7 +144,7 @@ def _graded(row: Mapping[str, Any] | None) -> Graded | None:
 
 
 async def _verdict(conn: Any, call: str, useful: bool, note: str, result: Graded | None) -> tuple[bool, bool | None]:
-    return await store.write_suite_verdict(
+    return await write_verdict(
         conn,
         {
             "call": call,
@@ -153,4 +154,5 @@ async def _verdict(conn: Any, call: str, useful: bool, note: str, result: Graded
             "false": result.false if result is not None else [],
             "caller": CALLER.name,
         },
+        SUITE,
     )
