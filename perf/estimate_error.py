@@ -1,5 +1,5 @@
 """How far the bench's prompt estimate is from a real tokenizer's count, on the suite's shipped tasks
-(src/benchwarmers/suite/tasks): before (characters ÷ 4 + 10%, the estimate until #31), the default
+(src/benchwarmers/bench/suite/tasks): before (characters ÷ 4 + 10%, the estimate until #31), the default
 per-kind estimate (bench/core/estimate.py: code 3.0 / prose 3.6 characters a token + 10%), and the
 learned one: each task estimated by a model that has seen the real counts of every other task
 (leave-one-out, so no task teaches its own count), at its median ratio + 5%.
@@ -20,7 +20,7 @@ import statistics
 
 from benchwarmers.bench.core.estimate import Ratios
 from benchwarmers.bench.panels.parse import estimate_tokens, read_content
-from benchwarmers.suite.tasks import load_tasks
+from benchwarmers.bench.suite.tasks import load_tasks
 from tests.real.llama import gguf_path
 
 

@@ -7,8 +7,8 @@ import orjson
 import pytest
 from rich.console import Console
 
+from benchwarmers.bench.suite.tasks import load_tasks
 from benchwarmers.cli import suite as suite_cli
-from benchwarmers.suite.tasks import load_tasks
 from tests.support.suite_fixtures import cli
 
 TASKS = {t.id: t for t in load_tasks()}

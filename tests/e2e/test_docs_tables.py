@@ -87,7 +87,7 @@ def test_settings_reads_no_variable_beyond_the_table(monkeypatch: pytest.MonkeyP
 
 
 def test_suite_md_lists_each_task_kinds_max_tokens():
-    from benchwarmers.suite.tasks import MAX_TOKENS
+    from benchwarmers.bench.suite.tasks import MAX_TOKENS
 
     header, *rows = section_table((ROOT / "docs" / "SUITE.md").read_text(encoding="utf-8"), "## Running")
     assert header == ["kind", "`max_tokens`"]

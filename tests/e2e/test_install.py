@@ -147,9 +147,11 @@ def test_the_wheel_installs_in_a_fresh_venv_with_its_files_and_serves(installed,
         "dashboard/static/app.css",
         "store/migrations/env.py",
         "store/migrations/versions/0001_initial_schema.py",
-        "suite/__init__.py",
+        "bench/suite/__init__.py",
     ):
         assert (package / needed).is_file(), needed
+    # libcst is the seeding tool's (tools/suite_seed.py, not in the wheel): a fresh install has none.
+    assert not list(installed.venv.glob("lib/python*/site-packages/libcst")), "libcst was installed"
     # The models.dev snapshot comes with its package, a dependency.
     snapshot = subprocess.run(
         [str(python), "-c", f"from benchwarmers.catalog import modelsdev; print(len(modelsdev.{CATALOG}))"],

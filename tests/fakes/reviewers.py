@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from benchwarmers.suite.claims import definitions
-from benchwarmers.suite.tasks import Task
+from benchwarmers.bench.suite.claims import definitions
+from benchwarmers.bench.suite.tasks import Task
 
 Respond = Callable[[dict[str, Any]], str]
 

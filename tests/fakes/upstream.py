@@ -526,7 +526,7 @@ def main(argv: list[str] | None = None) -> None:
         record=False,
     )
     if args.reviewers:
-        from benchwarmers.suite.tasks import load_tasks
+        from benchwarmers.bench.suite.tasks import load_tasks
         from tests.fakes import reviewers
 
         tasks = load_tasks()

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from benchwarmers.suite.tasks import load_tasks
+from benchwarmers.bench.suite.tasks import load_tasks
 from tests.support.benchserver import BenchServer
 from tests.support.suite_fixtures import cli, report_json
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
+from benchwarmers.bench.suite.tasks import load_tasks, select
 from benchwarmers.settings import Settings
-from benchwarmers.suite.tasks import load_tasks, select
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream
 

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 SYNC_EVERY = 5.0  # seconds this process trusts its own tally of a budget far from its end
 NEAR = 0.1  # within this share of a budget (and at least one panel), every request re-counts
-SUITE = "suite"  # the suite's caller name (bench/suite_record.py), whose budget is a gateway setting
+SUITE = "suite"  # the suite's caller name (bench/suite/record.py), whose budget is a gateway setting
 
 
 @dataclass(frozen=True)

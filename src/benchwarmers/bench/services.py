@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from benchwarmers.bench.panels.log import CallLog
     from benchwarmers.bench.panels.service import Panels
     from benchwarmers.bench.snapshot import Snapshot
-    from benchwarmers.bench.suite_run import SuiteRuns
+    from benchwarmers.bench.suite.run import SuiteRuns
 
 
 class Bench:
@@ -102,7 +102,7 @@ class Bench:
 
     @cached_property
     def suite(self) -> SuiteRuns:
-        from benchwarmers.bench.suite_run import SuiteRuns
+        from benchwarmers.bench.suite.run import SuiteRuns
 
         return SuiteRuns(self.state, self.panels)
 

@@ -31,7 +31,6 @@ from benchwarmers.cli import (
     serve,
     shapes,
     suite,
-    suite_seed,
     upkeep,
     verdicts,
 )
@@ -114,7 +113,6 @@ app.add_typer(gateway.app, name="gateway")
 app.add_typer(shapes.shapes_app, name="shape")
 app.add_typer(shapes.decision_app, name="decision")
 app.add_typer(catalog.app, name="catalog")
-suite.app.command("seed")(suite_seed.seed)  # the lead folds this into cli/suite.py
 app.add_typer(suite.app, name="suite")
 app.command("alerts")(catalog.alerts)
 app.add_typer(catalog.discover_app, name="discover")

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import typer
 
+from benchwarmers.bench.suite.mine import mine as mine_record
+from benchwarmers.bench.suite.tasks import Task, load_tasks, select, shipped_folder, write_task
 from benchwarmers.cli.common import Grouped, console, err_console, fail, print_json, progress_bar, table, with_bench
 from benchwarmers.errors import BenchError
-from benchwarmers.suite.mine import mine as mine_record
-from benchwarmers.suite.tasks import Task, load_tasks, select, shipped_folder, write_task
 
 if TYPE_CHECKING:
     from benchwarmers.bench.services import Bench
@@ -68,7 +68,7 @@ def show(
     from rich.panel import Panel
     from rich.text import Text
 
-    from benchwarmers.bench.suite_report import task_shown
+    from benchwarmers.bench.suite.report import task_shown
 
     tasks = {t.id: t for t in _tasks(tasks_dir)}
     if task_id not in tasks:
@@ -157,7 +157,7 @@ async def run(
     """Run tasks through a collection (or models one by one), grade them, and record verdicts."""
     from rich.progress import MofNCompleteColumn, TimeRemainingColumn
 
-    from benchwarmers.bench.suite_run import UnitDone
+    from benchwarmers.bench.suite.run import UnitDone
 
     folders = [str(p.resolve()) for p in tasks_dir or []]
     if resume:

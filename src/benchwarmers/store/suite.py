@@ -1,4 +1,4 @@
-"""Suite runs and their graded results; the suite's verdicts (a person's always win)."""
+"""Suite runs and their graded results (the suite's verdicts go through bench/evidence/verdicts.py)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,7 @@ from typing import Any
 from sqlalchemy import and_, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from benchwarmers.store.schema import panels, seats, suite_results, suite_runs, verdicts
-
-SUITE = "suite"
-HUMAN = "human"
+from benchwarmers.store.schema import panels, seats, suite_results, suite_runs
 
 
 async def create_run(conn: AsyncConnection, run_id: str, target: str, plan: dict[str, Any]) -> None:
@@ -124,19 +121,3 @@ async def answers(conn: AsyncConnection, calls: Sequence[str]) -> dict[str, str]
         return {}
     query = select(seats.c.call, seats.c.answer).where(seats.c.call.in_(list(calls)))
     return {call: answer for call, answer in await conn.execute(query)}
-
-
-async def write_suite_verdict(conn: AsyncConnection, verdict: dict[str, Any]) -> tuple[bool, bool | None]:
-    """Record the suite's verdict on a call unless a person has judged it.
-
-    It replaces the suite's own earlier verdict (kept in the history), never a person's. Returns
-    (written, the useful flag of the verdict it replaced or None).
-    """
-    query = select(verdicts).where(and_(verdicts.c.call == verdict["call"], verdicts.c.current.is_(True)))
-    current = (await conn.execute(query)).first()
-    if current is not None and current._mapping["source"] != SUITE:
-        return False, None
-    if current is not None:
-        await conn.execute(verdicts.update().where(verdicts.c.id == current._mapping["id"]).values(current=False))
-    await conn.execute(verdicts.insert().values(created_at=time.time(), current=True, source=SUITE, **verdict))
-    return True, bool(current._mapping["useful"]) if current is not None else None

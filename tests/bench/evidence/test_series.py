@@ -1,4 +1,4 @@
-"""The charts' arithmetic over time (bench/evidence/series.py and suite_report.run_trend), pure: rows in,
+"""The charts' arithmetic over time (bench/evidence/series.py and bench/suite/report.run_trend), pure: rows in,
 one point per bucket out, against figures worked out here by hand."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 
 from benchwarmers.bench.evidence.series import bucket_label, buckets_for, call_series, useful_series, value_points
 from benchwarmers.bench.evidence.stats import wilson
-from benchwarmers.bench.suite_report import run_trend
+from benchwarmers.bench.suite.report import run_trend
 from benchwarmers.catalog.prices import UNKNOWN, ListPrice
 
 

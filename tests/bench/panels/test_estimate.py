@@ -8,7 +8,7 @@ import math
 from benchwarmers.bench.core import estimate as est
 from benchwarmers.bench.core.estimate import CODE, PROSE, PromptSize, Ratios
 from benchwarmers.bench.panels.parse import read_content
-from benchwarmers.suite.tasks import load_tasks
+from benchwarmers.bench.suite.tasks import load_tasks
 
 PROSE_TEXT = "The quick brown fox jumps over the lazy dog near the quiet river bank. " * 30
 CODE_TEXT = "def f(x):\n    return {k: v for k, v in x.items() if v[0] == '_'}  # keep\n" * 30

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchwarmers.bench.suite_report import model_rows
-from benchwarmers.suite.tasks import Task, load_tasks, select
+from benchwarmers.bench.suite.report import model_rows
+from benchwarmers.bench.suite.tasks import Task, load_tasks, select
 
 TASKS: dict[str, Task] = {t.id: t for t in select(load_tasks(), ["rebench-*"])}
 BUGS = sorted(t.id for t in TASKS.values() if t.kind == "bug")

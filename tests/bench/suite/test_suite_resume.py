@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from benchwarmers.bench.suite_run import Unit
+from benchwarmers.bench.suite.run import Unit
 from tests.support.suite_fixtures import PAIRS, cli, report_json, reviewers_on_fake, run
 
 CLI = [sys.executable, "-c", "from benchwarmers.cli.app import main; main()"]

@@ -7,7 +7,7 @@ import os
 
 import orjson
 
-from benchwarmers.suite.claims import definitions
+from benchwarmers.bench.suite.claims import definitions
 from tests.support.benchserver import listed
 from tests.support.suite_fixtures import PAIRS, REVIEWERS, cli, report_json, run
 

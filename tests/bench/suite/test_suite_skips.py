@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwarmers.bench.suite_run import prompt_estimate
+from benchwarmers.bench.suite.run import prompt_estimate
 from benchwarmers.settings import Settings
 from tests.fakes import reviewers
 from tests.fakes.upstream import FakeUpstream

@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.state import BenchState
 from benchwarmers.errors import Forbidden, InvalidRequest, NotFound
 from benchwarmers.nouns.verdicts import FIELDS, Verdict
 from benchwarmers.store import calls
+
+# Who gave a verdict: a person (through the API, the CLI, the MCP server) or the suite's grading.
+HUMAN, SUITE = "human", "suite"
 
 
 class Verdicts:
@@ -56,3 +61,14 @@ class Verdicts:
             replaced = bool(current["useful"]) if current is not None else None
             self.state.history.judged(seat["alias"], seat["shape"], clean["useful"], replaced)
         return {"call": clean["call"], "recorded": True, "replaced": current is not None}
+
+
+async def write_verdict(conn: AsyncConnection, verdict: dict[str, Any], source: str) -> tuple[bool, bool | None]:
+    """Record a verdict on a call in the caller's open transaction; the one it replaces stays in the
+    history. A suite verdict never replaces a person's (a person's always wins); it does replace the
+    suite's own earlier one. Returns (written, the useful flag of the verdict it replaced or None)."""
+    current = await calls.current_verdict(conn, verdict["call"])
+    if source == SUITE and current is not None and current["source"] != SUITE:
+        return False, None
+    await calls.insert_verdict(conn, {**verdict, "source": source})
+    return True, bool(current["useful"]) if current is not None else None

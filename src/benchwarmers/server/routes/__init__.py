@@ -38,7 +38,8 @@ from benchwarmers.server.routes import (
 )
 
 # In the order they match. Open: /healthz, /readyz, /login, /logout, /static and the OpenAPI document.
-# Every other route is on a guarded router (server/deps.py); tests/server/test_route_guards.py holds every route to that.
+# Every other route is on a guarded router (server/deps.py); tests/server/test_route_guards.py holds
+# every route to that.
 ROUTERS: tuple[APIRouter, ...] = (
     health.router,
     wire_models.router,

@@ -17,9 +17,9 @@ from typing import Any
 
 from unidiff.patch import PatchSet
 
+from benchwarmers.bench.suite.claims import definitions
+from benchwarmers.bench.suite.tasks import Excerpt, Key, Source, Task
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.suite.claims import definitions
-from benchwarmers.suite.tasks import Excerpt, Key, Source, Task
 
 CONTEXT = 25  # lines shown around the function that holds the fix
 MAX_LINES = 220  # an excerpt longer than this is cut around the fix

@@ -28,7 +28,7 @@ KINDS = ("claim", "bug", "control")
 # code (up to 220 lines) than a seeded claim's one function.
 MAX_TOKENS = {"claim": 512, "bug": 768, "control": 768}
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9.-]{0,79}$")
-SHIPPED = "benchwarmers.suite"  # package holding the `tasks/` folder
+SHIPPED = "benchwarmers.bench.suite"  # package holding the `tasks/` folder
 
 
 @dataclass(frozen=True)
@@ -179,7 +179,7 @@ def parse_task(data: Any, origin: str = "task") -> Task:
 
 
 def task_json(task: Task) -> dict[str, Any]:
-    """The JSON form `parse_task` reads (what `suite seed` and `suite mine` write)."""
+    """The JSON form `parse_task` reads (what `tools/suite_seed.py` and `suite mine` write)."""
     data: dict[str, Any] = {"id": task.id, "kind": task.kind, "shape": task.shape}
     if task.title:
         data["title"] = task.title

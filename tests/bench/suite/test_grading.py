@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchwarmers.suite.claims import definitions, parse_claims, says_no_defects
-from benchwarmers.suite.grading import SLACK, grade, pair_outcome, pair_verdicts
-from benchwarmers.suite.tasks import Excerpt, Key, Source, Task
+from benchwarmers.bench.suite.claims import definitions, parse_claims, says_no_defects
+from benchwarmers.bench.suite.grading import SLACK, grade, pair_outcome, pair_verdicts
+from benchwarmers.bench.suite.tasks import Excerpt, Key, Source, Task
 
 CODE = """\
 def explorer_count(members, max_explorers=2, max_calls=5):

@@ -1,17 +1,28 @@
-"""`benchwarmers suite seed`: write the `claim-*` tasks whose mutation the project's own tests catch."""
+"""`python tools/suite_seed.py --repo .`: write the `claim-*` tasks whose mutation the project's own
+tests catch. A maintainer's tool, run from a checkout: it is not in the wheel, nor is libcst, which
+its mutations need (`pip install -e ".[test]"` brings it)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+
+if not __package__:
+    # Run as a script (`python tools/suite_seed.py`), only its own folder is on the path: the
+    # checkout's root, which holds the `tools` package, goes first (as `python -m` would put it).
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import typer
 
+from benchwarmers.bench.suite.tasks import write_task
 from benchwarmers.cli.common import console, err_console, fail, progress_bar
 from benchwarmers.errors import BenchError
-from benchwarmers.suite.seed import CATALOGUE
-from benchwarmers.suite.tasks import write_task
+from tools.seeding.seed import CATALOGUE
+
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
+@app.command()
 def seed(
     only: list[str] = typer.Option(None, "--only", help="seed only this id (claim-NAME or NAME; repeatable)"),
     out: Path = typer.Option(None, "--out", help="folder the task files go to (default: the shipped tasks folder)"),
@@ -25,7 +36,7 @@ def seed(
     the seed's test run against it; a mutation the test does not catch is refused, and so is a
     test that fails on the unmutated copy. Each seed caught becomes a task file (claim-NAME.json).
     """
-    from benchwarmers.suite.seed import TASKS, Outcome, choose, load_seeds, project_root, seed_all
+    from tools.seeding.seed import TASKS, Outcome, choose, load_seeds, project_root, seed_all
 
     try:
         root = project_root(repo or Path.cwd())
@@ -54,3 +65,7 @@ def seed(
     console.print(f"{len(outcomes) - len(refused)} seeded, {len(refused)} refused", markup=False)
     if refused:
         raise fail(f"refused: {', '.join(refused)} (see above); fix or drop these seeds")
+
+
+if __name__ == "__main__":
+    app()

@@ -10,10 +10,10 @@ import orjson
 import pytest
 from typer.testing import CliRunner
 
-from benchwarmers.cli.app import app
+from benchwarmers.bench.suite.tasks import load_folder, shipped_folder, task_json
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.suite.mutations import MECHANISMS, Mutation, apply_mutation, function_span, places
-from benchwarmers.suite.seed import (
+from tools.seeding.mutations import MECHANISMS, Mutation, apply_mutation, function_span, places
+from tools.seeding.seed import (
     CATALOGUE,
     build_task,
     changed_lines,
@@ -22,8 +22,8 @@ from benchwarmers.suite.seed import (
     parse_seed,
     seed_all,
 )
-from benchwarmers.suite.tasks import load_folder, shipped_folder, task_json
-from benchwarmers.suite.testrun import Result, Run, run_tests
+from tools.seeding.testrun import Result, Run, run_tests
+from tools.suite_seed import app
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -225,7 +225,7 @@ def test_a_mutation_its_test_does_not_catch_is_refused_and_no_task_is_written(tm
     catalogue = tmp_path / "seeds.json"
     catalogue.write_bytes(orjson.dumps([unrelated]))
     monkeypatch.chdir(ROOT)
-    result = CliRunner().invoke(app, ["suite", "seed", "--seeds", str(catalogue), "--out", str(tmp_path / "tasks")])
+    result = CliRunner().invoke(app, ["--seeds", str(catalogue), "--out", str(tmp_path / "tasks")])
     assert result.exit_code == 1
     assert (
         "claim-wilson-untested: refused: tests/bench/evidence/test_stats.py::test_maturity passes on the mutated code, "

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from benchwarmers.suite.tasks import Excerpt
+from benchwarmers.bench.suite.tasks import Excerpt
 
 NO_DEFECTS = re.compile(r"\bno (?:defects?|bugs?|issues?|problems?)(?: (?:were |was )?found)?\b", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchwarmers.suite.claims import Claim, Definition, definitions, parse_claims
-from benchwarmers.suite.tasks import Key, Task
+from benchwarmers.bench.suite.claims import Claim, Definition, definitions, parse_claims
+from benchwarmers.bench.suite.tasks import Key, Task
 
 SLACK = 3  # lines either side of the key's range that still name its location
 PAIR_OUTCOMES = ("correct", "both flagged", "neither", "reversed")

@@ -34,15 +34,15 @@ from benchwarmers.bench.panels.prepare import request_hash, too_small
 from benchwarmers.bench.panels.service import Panels
 from benchwarmers.bench.snapshot import Snapshot
 from benchwarmers.bench.state import BenchState
-from benchwarmers.bench.suite_record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
-from benchwarmers.bench.suite_report import model_rows, planned_units, run_trend, task_view
-from benchwarmers.bench.suite_report import report as build_report
+from benchwarmers.bench.suite.estimate import describe_seconds, seconds_needed, tokens_for
+from benchwarmers.bench.suite.grading import Graded, grade
+from benchwarmers.bench.suite.record import CALLER, RATE_LIMITED, TOO_LARGE, WINDOW, skip_reason, store_unit
+from benchwarmers.bench.suite.report import model_rows, planned_units, run_trend, task_view
+from benchwarmers.bench.suite.report import report as build_report
+from benchwarmers.bench.suite.tasks import Task, load_tasks
 from benchwarmers.errors import BudgetExhausted, InvalidRequest, NotFound, TooLarge
 from benchwarmers.store import calls
 from benchwarmers.store import suite as store
-from benchwarmers.suite.estimate import describe_seconds, seconds_needed, tokens_for
-from benchwarmers.suite.grading import Graded, grade
-from benchwarmers.suite.tasks import Task, load_tasks
 
 JUDGED_KINDS = calls.SEATED_KINDS
 MAX_WAIT = 3600.0  # longest wait for a cooling model asked alone before its unit is left for a resume

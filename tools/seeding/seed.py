@@ -1,8 +1,8 @@
 """`claim-*` tasks: a recorded mutation of our own code, kept only when our own test catches it.
 
-A seed names the mutation (suite/mutations.py), the sentence and patterns that name its
+A seed names the mutation (mutations.py), the sentence and patterns that name its
 mechanism, and the project test that must fail on it. Seeding copies the project's `src/` to a
-temporary folder, mutates the copy, and runs the test there (suite/testrun.py: the copy first on
+temporary folder, mutates the copy, and runs the test there (testrun.py: the copy first on
 the import path, checked; the project's own `tests/`). A mutation the test does not catch is
 refused, and so is a test that fails on the unmutated copy. The task shows the mutated function
 with some context at its real line numbers; nothing in it says what was changed.
@@ -19,17 +19,17 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from benchwarmers.bench.suite.tasks import ID_PATTERN, Excerpt, Key, Source, Task, _patterns
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.suite.tasks import ID_PATTERN, Excerpt, Key, Source, Task, _patterns
-from benchwarmers.suite.testrun import Result, Run, copy_src, run_tests
+from tools.seeding.testrun import Result, Run, copy_src, run_tests
 
 CONTEXT = 10  # lines shown above and below the mutated function
 # The mutations need libcst (a fifth of a second to import): loaded when a seed is read, not by `--help`.
 if TYPE_CHECKING:
-    from benchwarmers.suite.mutations import Mutation
+    from tools.seeding.mutations import Mutation
 
-CATALOGUE = Path("src/benchwarmers/suite/seeds.json")  # within the project
-TASKS = Path("src/benchwarmers/suite/tasks")
+CATALOGUE = Path("tools/seeding/seeds.json")  # within the project
+TASKS = Path("src/benchwarmers/bench/suite/tasks")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def parse_seed(data: Any, origin: str = "seed") -> Seed:
         raise InvalidRequest(f"{where}: test must be a pytest node id, e.g. tests/test_x.py::test_y")
     if not isinstance(data.get("mutation"), dict):
         raise InvalidRequest(f"{where}: 'mutation' is missing or not an object")
-    from benchwarmers.suite.mutations import Mutation
+    from tools.seeding.mutations import Mutation
 
     return Seed(
         id=seed_id,
@@ -124,7 +124,7 @@ def project_root(start: Path) -> Path:
 
 def mutated_source(seed: Seed, src: Path) -> tuple[str, str]:
     """(original, mutated) text of the seed's module under `src`."""
-    from benchwarmers.suite.mutations import apply_mutation
+    from tools.seeding.mutations import apply_mutation
 
     file = src.parent / seed.path
     if not file.is_file():
@@ -148,7 +148,7 @@ def changed_lines(original: str, mutated: str) -> tuple[int, int]:
 
 def build_task(seed: Seed, src: Path) -> Task:
     """The task for `seed`, from the project's `src` folder (no test is run here)."""
-    from benchwarmers.suite.mutations import function_span
+    from tools.seeding.mutations import function_span
 
     original, mutated = mutated_source(seed, src)
     lines = mutated.splitlines()

@@ -9,11 +9,11 @@ from pathlib import Path
 import orjson
 import pytest
 
+from benchwarmers.bench.suite.estimate import describe_seconds, seconds_needed
+from benchwarmers.bench.suite.mine import MAX_LINES, changes, mechanism_words, mine
+from benchwarmers.bench.suite.tasks import load_folder, load_tasks, parse_task, select, shipped_folder, task_json
 from benchwarmers.catalog.pace import Limit
 from benchwarmers.errors import InvalidRequest
-from benchwarmers.suite.estimate import describe_seconds, seconds_needed
-from benchwarmers.suite.mine import MAX_LINES, changes, mechanism_words, mine
-from benchwarmers.suite.tasks import load_folder, load_tasks, parse_task, select, shipped_folder, task_json
 
 BEFORE = "\n".join(
     [

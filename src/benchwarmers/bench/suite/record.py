@@ -1,7 +1,7 @@
 """A suite unit's results stored, and turned into verdicts with the source `suite`.
 
 Each seat becomes a result row; a member that could not take the task becomes a `skipped` row with
-its reason (never a verdict). Verdicts follow the pair rule (suite/grading.pair_verdicts): a control
+its reason (never a verdict). Verdicts follow the pair rule (grading.pair_verdicts): a control
 counts only beside the same model's answer to its bug twin in the same run and attempt.
 """
 
@@ -12,10 +12,11 @@ from typing import Any
 
 from benchwarmers.bench.caller import Caller
 from benchwarmers.bench.calls.call import used_tokens
+from benchwarmers.bench.evidence.verdicts import SUITE, write_verdict
 from benchwarmers.bench.state import BenchState
+from benchwarmers.bench.suite.grading import Graded, pair_verdicts
+from benchwarmers.bench.suite.tasks import Task
 from benchwarmers.store import suite as store
-from benchwarmers.suite.grading import Graded, pair_verdicts
-from benchwarmers.suite.tasks import Task
 
 CALLER = Caller(name="suite")
 RATE_LIMITED = ("paced", "cooling")
@@ -143,7 +144,7 @@ def _graded(row: Mapping[str, Any] | None) -> Graded | None:
 
 
 async def _verdict(conn: Any, call: str, useful: bool, note: str, result: Graded | None) -> tuple[bool, bool | None]:
-    return await store.write_suite_verdict(
+    return await write_verdict(
         conn,
         {
             "call": call,
@@ -153,4 +154,5 @@ async def _verdict(conn: Any, call: str, useful: bool, note: str, result: Graded
             "false": result.false if result is not None else [],
             "caller": CALLER.name,
         },
+        SUITE,
     )

@@ -16,8 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchwarmers.bench.evidence.stats import wilson
-from benchwarmers.suite.grading import PAIR_OUTCOMES, pair_outcome
-from benchwarmers.suite.tasks import Task
+from benchwarmers.bench.suite.grading import PAIR_OUTCOMES, pair_outcome
+from benchwarmers.bench.suite.tasks import Task
 
 
 def model_rows(results: Sequence[Mapping[str, Any]], tasks: Mapping[str, Task]) -> list[dict[str, Any]]:

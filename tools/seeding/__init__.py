@@ -1,0 +1,1 @@
+"""The suite's claim-* seeding: the seed catalogue (seeds.json), libcst mutations, test runs on copies."""
