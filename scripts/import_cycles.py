@@ -1,8 +1,8 @@
 """No import cycle in src/ or perf/: `python scripts/import_cycles.py` prints each one and exits 1.
 
 src/ is read with grimp (installed with import-linter), every import counted: TYPE_CHECKING ones
-and those inside functions too. perf/'s scripts import each other as top-level modules (perf/ is on
-the path when one runs), so they are read with `ast`. A cycle is a strongly connected component of
+and those inside functions too. perf/'s scripts import each other as `perf.NAME` (perf/ is a package
+run with `python -m perf.NAME`), read with `ast`. A cycle is a strongly connected component of
 more than one module.
 """
 
@@ -65,6 +65,11 @@ def src_graph() -> dict[str, set[str]]:
     return {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
 
 
+def sibling(module: str) -> str:
+    """The perf/ script an import names: `perf.fleet` (perf/ is a package run with -m) is `fleet`."""
+    return module.removeprefix("perf.").split(".")[0]
+
+
 def perf_graph(folder: Path = ROOT / "perf") -> dict[str, set[str]]:
     names = {p.stem for p in folder.glob("*.py")}
     graph: dict[str, set[str]] = {}
@@ -72,9 +77,9 @@ def perf_graph(folder: Path = ROOT / "perf") -> dict[str, set[str]]:
         deps: set[str] = set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
-                deps |= {alias.name.split(".")[0] for alias in node.names}
+                deps |= {sibling(alias.name) for alias in node.names}
             elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                deps.add(node.module.split(".")[0])
+                deps.add(sibling(node.module))
         graph[path.stem] = (deps & names) - {path.stem}
     return graph
 

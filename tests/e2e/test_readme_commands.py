@@ -52,8 +52,8 @@ def test_the_script_has_every_step():
     assert "(cd tests/node_clients && npm ci --no-audit --no-fund --silent)" in code
     assert 'pip install --quiet -e ".[test]"' in code
     assert code[-1] == (
-        "ruff check src tests perf tools && ruff format --check src tests perf tools && lint-imports && mypy "
-        "&& pytest -q -p no:cacheprovider"
+        "ruff check src tests perf tools && ruff format --check src tests perf tools && lint-imports "
+        "&& python scripts/import_cycles.py && mypy && pytest -q -p no:cacheprovider"
     )
 
 
